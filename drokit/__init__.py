@@ -1,0 +1,40 @@
+"""drokit: distributionally robust optimization for machine learning on mixed tabular data.
+
+Declare a ground metric, a loss and an ambiguity set; drokit compiles them into a sparse conic
+program, solves it (Clarabel by default) and certifies the answer::
+
+    import numpy as np, drokit as dk
+    metric = dk.GroundMetric(numerical=dk.NormCost(p=1),
+                             categorical=dk.MismatchCost(weights=None, p=1),
+                             label=dk.LabelCost(kappa=np.inf))
+    clf = dk.DROClassifier(loss="logistic", ambiguity=dk.Wasserstein(metric, radius=0.05)).fit(X, y)
+    clf.result_.objective, clf.result_.lower_bound, clf.result_.upper_bound
+
+Public API
+----------
+ground metrics   GroundMetric, NormCost, MismatchCost, LabelCost
+losses           drokit.losses: Logistic, Hinge, SmoothHinge, Huber, Pinball, EpsilonInsensitive, Absolute
+ambiguity sets   Wasserstein
+estimators       DROClassifier, DRORegressor
+problems         Problem -> CompiledProblem (.program, .solve(), .to_cvxpy(), .to_picos()) -> FitResult
+conic layer      drokit.conic: ConicProgram, ProgramBuilder
+back-ends        drokit.solvers: get_backend, available_solvers
+evaluation       worst_case_value (exact worst-case risk of a fixed model)
+data             drokit.datasets: load_german_credit
+errors           DrokitError, ParameterError, DataError, ProblemTooLargeError, SolverError
+"""
+
+from . import conic, datasets, losses, solvers
+from .ambiguity import Wasserstein
+from .evaluation import worst_case_value
+from .exceptions import (DataError, DrokitError, ParameterError, ProblemTooLargeError, SolverError,
+                         SolverNotAvailableError)
+from .metrics import GroundMetric, LabelCost, MismatchCost, NormCost
+from .models import CompiledProblem, DROClassifier, DRORegressor, FitResult, Problem
+
+__version__ = "0.1.0"
+
+__all__ = ["GroundMetric", "NormCost", "MismatchCost", "LabelCost", "Wasserstein", "losses",
+           "DROClassifier", "DRORegressor", "Problem", "CompiledProblem", "FitResult",
+           "worst_case_value", "conic", "solvers", "datasets", "DrokitError", "ParameterError",
+           "DataError", "ProblemTooLargeError", "SolverError", "SolverNotAvailableError", "__version__"]

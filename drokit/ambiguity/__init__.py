@@ -1,0 +1,5 @@
+"""Ambiguity sets."""
+
+from .wasserstein import Wasserstein
+
+__all__ = ["Wasserstein"]

@@ -1,0 +1,42 @@
+"""Type-1 Wasserstein balls ``B_eps(P_N) = {Q : W_d(Q, P_N) <= eps}`` around the empirical distribution.
+
+``W_d(Q, P) = inf_Pi { E_Pi[d(xi, xi')] : Pi has marginals Q and P }`` with the ground metric ``d``
+(belbasi2023 Def. 1, sun2025 Def. 1).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..exceptions import ParameterError
+from ..metrics.ground import GroundMetric
+
+
+class Wasserstein:
+    """Wasserstein ball of radius ``radius >= 0`` under ``metric``.
+
+    ``radius = 0`` is the empirical distribution itself (the DRO problem is plain ERM).
+    """
+
+    def __init__(self, metric: GroundMetric | None = None, radius: float = 0.1):
+        self.metric = metric
+        self.radius = radius
+
+    def validated_radius(self) -> float:
+        try:
+            r = float(self.radius)
+        except (TypeError, ValueError):
+            raise ParameterError(f"Wasserstein radius must be a number >= 0, got {self.radius!r}") from None
+        if not np.isfinite(r) or r < 0:
+            raise ParameterError(f"Wasserstein radius must be finite and >= 0, got {self.radius!r}")
+        return r
+
+    def validated_metric(self) -> GroundMetric:
+        metric = self.metric if self.metric is not None else GroundMetric()
+        if not isinstance(metric, GroundMetric):
+            raise ParameterError(f"Wasserstein metric must be a drokit GroundMetric, "
+                                 f"got {type(metric).__name__}")
+        return metric
+
+    def __repr__(self) -> str:
+        return f"Wasserstein(metric={self.metric!r}, radius={self.radius!r})"

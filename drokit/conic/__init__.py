@@ -1,0 +1,6 @@
+"""drokit's sparse conic-program form (:class:`ConicProgram`) and its vectorized builder."""
+
+from .builder import Affine, ProgramBuilder
+from .program import CONE_KINDS, ConeBlock, ConicProgram
+
+__all__ = ["Affine", "ProgramBuilder", "ConeBlock", "ConicProgram", "CONE_KINDS"]

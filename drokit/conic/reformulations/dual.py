@@ -1,0 +1,88 @@
+"""The finite dual program shared by the exact reformulations.
+
+For a set of configuration rows ``k = (n_k, z_k, flip_k)`` with costs ``c_k = D(z_k, z_{n_k}) + kappa flip_k``
+(see :mod:`drokit.oracles.enumeration`), this module assembles (belbasi2023 Props. 1 and 3; selvi2022
+Thm 1; sun2025 Thm 1 / problem (3)):
+
+    min   lambda * eps + (1/N) sum_n s_n
+    s.t.  L(u_k) <= s_{n_k} + lambda * c_k                     for every row k
+          lip(L) * ||Gamma^{-1} beta_x||_* <= lambda
+          lip(L) <= lambda * kappa                             (regression with finite kappa only)
+          lambda >= 0
+
+with ``u_k = (1 - 2 flip_k) y_{n_k} f(x_{n_k}, z_k)`` (classification) or ``u_k = f(x_{n_k}, z_k) - y_{n_k}``
+(regression), ``f(x, z) = beta_0 + beta_x^T x + beta_z^T dummies(z)``.  The supremum over the numerical
+features has been taken in closed form (belbasi2023 Lemma 1, sun2025 Lemma 2): it equals the nominal loss
+when the dual-norm constraint holds.  With all rows of ``Z`` this is exact; with a subset it is a
+relaxation (a lower bound), which is what a cutting-plane master solves.
+
+With ``radius_zero=True`` the program is plain ERM ``min (1/N) sum_n L(u_n)`` over the nominal rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict
+
+import numpy as np
+import scipy.sparse as sp
+
+from ...models.instance import DROInstance
+from ...oracles.enumeration import ConfigurationRows
+from ..builder import ProgramBuilder
+from ..program import ConicProgram
+
+
+@dataclass
+class CompiledProgram:
+    """A conic program plus what is needed to read the model back from its solution."""
+
+    program: ConicProgram
+    method: str
+    method_reason: str
+    n_rows: int                      # configuration rows in the program
+    info: Dict[str, object] = field(default_factory=dict)
+
+
+def row_design(inst: DROInstance, rows: ConfigurationRows) -> sp.csr_matrix:
+    """``[x_{n_k}, dummies(z_k)]`` for every configuration row (K, n_encoded)."""
+    X = inst.data.X[rows.sample]
+    return sp.hstack([sp.csr_matrix(X), inst.schema.dummies(rows.Z)], format="csr")
+
+
+def build_dual_program(inst: DROInstance, rows: ConfigurationRows, *, radius_zero: bool = False):
+    """Assemble the program above; returns the :class:`ConicProgram`."""
+    pb = ProgramBuilder()
+    N = inst.n_samples
+    n = inst.n_numerical
+    coef = pb.var("coef", inst.schema.n_encoded)
+    intercept = pb.var("intercept", 1) if inst.fit_intercept else None
+    s = pb.var("s", N)
+
+    K = rows.size
+    f = coef.premultiply(row_design(inst, rows))
+    if intercept is not None:
+        f = f + intercept.repeat(K)
+    y_rows = inst.y[rows.sample]
+    if inst.is_classification:
+        u = f * (y_rows * np.where(rows.flip, -1.0, 1.0))
+    else:
+        u = f - y_rows
+    t = s[rows.sample]
+    loss = inst.loss
+    if radius_zero:
+        loss.epigraph(pb, u, t)
+        pb.minimize(s.sum() * (1.0 / N))
+        return pb.build()
+
+    lam = pb.var("lambda", 1)
+    t = t + lam.repeat(K) * rows.cost
+    loss.epigraph(pb, u, t)
+    lip = float(loss.lipschitz)
+    if n:
+        inst.metric.numerical.add_dual_norm_leq(pb, coef[np.arange(n)] * lip, lam, inst.metric.gamma)
+    if not inst.is_classification and np.isfinite(inst.metric.kappa):
+        pb.add_nonneg(lam * inst.metric.kappa - lip)
+    pb.add_nonneg(lam)
+    pb.minimize(lam * inst.radius + s.sum() * (1.0 / N))
+    return pb.build()

@@ -1,0 +1,107 @@
+"""The exact compile paths of this version and the automatic choice between them.
+
+* ``erm``         -- radius 0: the ball is ``{P_N}``, the problem is empirical risk minimization.
+* ``closed_form`` -- no categorical features: the regularized forms of belbasi2023 Lemmas 1-3 (note D2
+  item 4): classification with ``kappa = inf`` is ``mean L + eps lip ||Gamma^{-1} beta_x||_*``;
+  regression is ``mean L + eps lip max(||Gamma^{-1} beta_x||_*, 1/kappa)``; classification with finite
+  ``kappa`` is the small program ``min lambda eps + mean max(L(y f), L(-y f) - lambda kappa)``,
+  ``lambda >= lip ||.||_*``.  All are the dual program of :mod:`.dual` with the nominal rows only.
+* ``monolithic``  -- full enumeration of the categorical configurations (belbasi2023 Obs. 1, sun2025
+  Thm 1); exact, exponential in the number of categorical features, refused above a size limit.
+"""
+
+from __future__ import annotations
+
+from typing import Tuple
+
+import numpy as np
+
+from ...exceptions import ParameterError, ProblemTooLargeError
+from ...models.instance import DROInstance
+from ...oracles.enumeration import count_configuration_rows, enumerate_configurations
+from .dual import CompiledProgram, build_dual_program
+
+METHODS = ("auto", "erm", "closed_form", "monolithic")
+#: default limit on configuration rows of the monolithic program
+MAX_CONFIGURATIONS = 200_000
+
+
+def compile_erm(inst: DROInstance) -> CompiledProgram:
+    rows = enumerate_configurations(inst, nominal_only=True)
+    return CompiledProgram(build_dual_program(inst, rows, radius_zero=True), "erm",
+                           "radius = 0: the Wasserstein ball is {P_N}, so the problem is plain "
+                           "empirical risk minimization", rows.size)
+
+
+def compile_closed_form(inst: DROInstance) -> CompiledProgram:
+    if inst.n_categorical and np.any(np.isfinite(inst.metric.delta)):
+        raise ParameterError(
+            f"method='closed_form' needs data whose categorical features are all immutable (or none), "
+            f"but {int(np.isfinite(inst.metric.delta).sum())} categorical features can change; use "
+            f"method='monolithic' or 'auto'")
+    rows = enumerate_configurations(inst)
+    if inst.is_classification and inst.label_flips:
+        why = ("all features numerical, finite kappa: min lambda*eps + mean max(L(y f), L(-y f) - "
+               "lambda*kappa) with lambda >= lip*||Gamma^-1 beta_x||_* (belbasi2023 Prop. 1 with K = 0)")
+    elif inst.is_classification:
+        why = ("all features numerical, kappa = inf: the DRO problem equals regularized ERM "
+               "mean L(y f) + eps*lip*||Gamma^-1 beta_x||_* (belbasi2023 Lemma 1; note D2 item 4)")
+    else:
+        why = ("all features numerical (regression): the DRO problem equals mean L(f - y) + "
+               "eps*lip*max(||Gamma^-1 beta_x||_*, 1/kappa) (belbasi2023 Lemmas 2-3; note D2 item 4)")
+    return CompiledProgram(build_dual_program(inst, rows), "closed_form", why, rows.size)
+
+
+def compile_monolithic(inst: DROInstance, max_configurations: int = MAX_CONFIGURATIONS) -> CompiledProgram:
+    size = count_configuration_rows(inst)
+    if size > max_configurations:
+        raise ProblemTooLargeError(
+            f"method='monolithic' would enumerate N*|Z|{'*2' if inst.label_flips else ''} = {size:,} "
+            f"configuration rows ({inst.n_samples} samples x {inst.mutable_configurations():,} "
+            f"categorical configurations), above max_configurations={max_configurations:,}. Raise "
+            f"max_configurations if you have the memory, make features immutable, or use the scalable "
+            f"methods 'cutting_plane' / 'graph' (planned: not in this version of drokit)")
+    rows = enumerate_configurations(inst)
+    why = (f"{inst.n_categorical} categorical features with {inst.mutable_configurations():,} "
+           f"configurations: full enumeration, {size:,} configuration rows "
+           f"(<= max_configurations={max_configurations:,}; belbasi2023 Obs. 1, sun2025 Thm 1)")
+    return CompiledProgram(build_dual_program(inst, rows), "monolithic", why, rows.size)
+
+
+def choose_method(inst: DROInstance, method: str, max_configurations: int) -> Tuple[str, str]:
+    """Resolve ``method="auto"``; returns (method, reason)."""
+    if method not in METHODS:
+        raise ParameterError(f"unknown method {method!r}; choose one of {list(METHODS)}")
+    if method != "auto":
+        return method, f"method={method!r} requested by the user"
+    if inst.radius == 0:
+        return "erm", "auto: radius = 0"
+    if inst.n_categorical == 0 or not np.any(np.isfinite(inst.metric.delta)):
+        return "closed_form", "auto: no mutable categorical features"
+    size = count_configuration_rows(inst)
+    if size <= max_configurations:
+        return "monolithic", f"auto: full enumeration is small ({size:,} rows <= {max_configurations:,})"
+    raise ProblemTooLargeError(
+        f"method='auto' found no exact method for this size: the full enumeration has {size:,} "
+        f"configuration rows (> max_configurations={max_configurations:,}) and the scalable methods "
+        f"'cutting_plane' / 'graph' are planned but not in this version of drokit. Raise "
+        f"max_configurations, or reduce the number of mutable categorical features")
+
+
+def compile_instance(inst: DROInstance, method: str = "auto",
+                     max_configurations: int = MAX_CONFIGURATIONS) -> CompiledProgram:
+    chosen, reason = choose_method(inst, method, max_configurations)
+    if chosen == "erm":
+        if inst.radius != 0 and method != "auto":
+            raise ParameterError(f"method='erm' solves the radius-0 problem, but radius={inst.radius}")
+        compiled = compile_erm(inst)
+    elif chosen == "closed_form":
+        compiled = compile_closed_form(inst)
+    else:
+        compiled = compile_monolithic(inst, max_configurations)
+    if inst.radius == 0 and chosen != "erm":
+        compiled = compile_erm(inst)
+        reason += "; radius = 0 so the problem is ERM"
+    compiled.method_reason = f"{compiled.method_reason} [{reason}]"
+    return compiled
+

@@ -1,0 +1,48 @@
+"""Exceptions raised by drokit.
+
+Input problems raise :class:`DataError` / :class:`ParameterError` (both ``ValueError`` subclasses, as
+scikit-learn expects); solver trouble raises :class:`SolverError`, which carries the solver's status so
+that a non-optimal answer is never mistaken for a solution.
+"""
+
+from __future__ import annotations
+
+
+class DrokitError(Exception):
+    """Base class of drokit's own errors."""
+
+
+class ParameterError(DrokitError, ValueError):
+    """A model argument (radius, weights, loss name, method, ...) is invalid."""
+
+
+class DataError(DrokitError, ValueError):
+    """The data (X, y) cannot be used: NaN, shapes, classes, unseen categories, ..."""
+
+
+class ProblemTooLargeError(DrokitError, ValueError):
+    """The requested compile path would build a program larger than the configured limit."""
+
+
+class SolverError(DrokitError, RuntimeError):
+    """A back-end failed or returned a status that is not an optimal solution.
+
+    Attributes
+    ----------
+    status : drokit's status name (e.g. ``"optimal_inaccurate"``, ``"infeasible"``, ``"solver_error"``).
+    raw_status : the back-end's own status string.
+    solver : the back-end name.
+    solution : the :class:`~drokit.solvers.base.SolverSolution` when one exists (may be ``None``).
+    """
+
+    def __init__(self, message: str, *, status: str = "solver_error", raw_status: str = "",
+                 solver: str = "", solution=None):
+        super().__init__(message)
+        self.status = status
+        self.raw_status = raw_status
+        self.solver = solver
+        self.solution = solution
+
+
+class SolverNotAvailableError(SolverError):
+    """The back-end is not installed or not licensed."""

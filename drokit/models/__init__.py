@@ -1,0 +1,8 @@
+"""Estimators (:class:`DROClassifier`, :class:`DRORegressor`) and problem classes (:class:`Problem`)."""
+
+from .estimators import DROClassifier, DRORegressor
+from .instance import DROInstance
+from .problem import CompiledProblem, Problem
+from .result import FitResult
+
+__all__ = ["DROClassifier", "DRORegressor", "Problem", "CompiledProblem", "FitResult", "DROInstance"]

@@ -1,0 +1,184 @@
+"""Declarative problems: ``Problem(loss, ambiguity).compile(X, y) -> CompiledProblem.solve() -> FitResult``.
+
+Data flows one way: declaration (loss, ground metric, ambiguity set) -> :class:`DROInstance` (data
+encoded, weights resolved) -> compile path (:mod:`drokit.conic.reformulations`) -> sparse
+:class:`~drokit.conic.ConicProgram` -> back-end (:mod:`drokit.solvers`) -> :class:`FitResult`.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from typing import Any, Mapping, Optional
+
+import numpy as np
+
+from ..ambiguity.wasserstein import Wasserstein
+from ..conic.reformulations import MAX_CONFIGURATIONS, CompiledProgram, compile_instance
+from ..exceptions import ParameterError, SolverError
+from ..losses import Loss, get_loss
+from ..losses.base import CLASSIFICATION, REGRESSION
+from ..schema import FeatureSchema
+from ..solvers import get_backend
+from .instance import DROInstance
+from .result import FitResult
+from .validation import check_target, encode_binary_labels
+
+ON_INACCURATE = ("raise", "warn")
+
+
+class Problem:
+    """A distributionally robust linear learning problem ``min_beta sup_{Q in ambiguity} E_Q[L]``.
+
+    Parameters
+    ----------
+    loss : a :class:`~drokit.losses.Loss` or its name (``"logistic"``, ``"hinge"``, ``"huber"``, ...).
+    ambiguity : a :class:`~drokit.Wasserstein` ball (default: radius 0.1, default metric).
+    task : ``"classification"`` or ``"regression"``; inferred from the loss when omitted.
+    fit_intercept : whether to fit ``beta_0``.
+    """
+
+    def __init__(self, loss="logistic", ambiguity: Optional[Wasserstein] = None,
+                 task: Optional[str] = None, fit_intercept: bool = True):
+        self.loss = loss
+        self.ambiguity = ambiguity
+        self.task = task
+        self.fit_intercept = fit_intercept
+
+    # ------------------------------------------------------------------ binding
+    def resolved_loss(self) -> Loss:
+        return get_loss(self.loss)
+
+    def resolved_task(self) -> str:
+        loss = self.resolved_loss()
+        task = self.task or (loss.task if loss.task != "any" else None)
+        if task not in (CLASSIFICATION, REGRESSION):
+            raise ParameterError(f"task must be 'classification' or 'regression', got {task!r}")
+        if loss.task not in ("any", task):
+            raise ParameterError(f"loss {loss.name!r} is a {loss.task} loss but task is {task!r}")
+        return task
+
+    def resolved_ambiguity(self) -> Wasserstein:
+        amb = self.ambiguity if self.ambiguity is not None else Wasserstein()
+        if not isinstance(amb, Wasserstein):
+            raise ParameterError(f"ambiguity must be a drokit Wasserstein ball in this version, got "
+                                 f"{type(amb).__name__}")
+        return amb
+
+    def bind(self, X, y, *, categorical_features=None, categories="auto",
+             schema: Optional[FeatureSchema] = None, handle_unknown: str = "error") -> DROInstance:
+        """Encode the data and resolve the metric: everything a compile path needs."""
+        loss = self.resolved_loss()
+        task = self.resolved_task()
+        amb = self.resolved_ambiguity()
+        radius = amb.validated_radius()
+        metric = amb.validated_metric()
+        if schema is None:
+            schema = FeatureSchema.infer(X, categorical_features, categories)
+        data = schema.transform(X, handle_unknown=handle_unknown)
+        if task == CLASSIFICATION:
+            y_enc, _ = encode_binary_labels(y, data.n_samples)
+        else:
+            y_enc = check_target(y, data.n_samples)
+        resolved = metric.resolve(schema)
+        return DROInstance(loss=loss, task=task, schema=schema, data=data, y=y_enc, metric=resolved,
+                           radius=radius, fit_intercept=bool(self.fit_intercept))
+
+    def compile(self, X, y, method: str = "auto", *, categorical_features=None, categories="auto",
+                max_configurations: int = MAX_CONFIGURATIONS) -> "CompiledProblem":
+        """Build the conic program with ``method`` in {"auto", "erm", "closed_form", "monolithic"}."""
+        t0 = time.perf_counter()
+        inst = self.bind(X, y, categorical_features=categorical_features, categories=categories)
+        compiled = compile_instance(inst, method, max_configurations)
+        return CompiledProblem(inst, compiled, time.perf_counter() - t0)
+
+
+class CompiledProblem:
+    """A compiled problem: the conic program, how it was chosen, and ``solve`` / exports."""
+
+    def __init__(self, instance: DROInstance, compiled: CompiledProgram, compile_time: float):
+        self.instance = instance
+        self.compiled = compiled
+        self.compile_time = compile_time
+
+    @property
+    def program(self):
+        return self.compiled.program
+
+    @property
+    def method(self) -> str:
+        return self.compiled.method
+
+    @property
+    def method_reason(self) -> str:
+        return self.compiled.method_reason
+
+    def to_cvxpy(self):
+        """The same conic program as a ``cvxpy.Problem`` (returns ``(problem, x)``); for cross-checks."""
+        from ..conic.export import to_cvxpy
+        return to_cvxpy(self.program)
+
+    def to_picos(self):
+        """The same conic program as a ``picos.Problem`` (returns ``(problem, x)``); for cross-checks."""
+        from ..conic.export import to_picos
+        return to_picos(self.program)
+
+    def solve(self, solver: str = "clarabel", solver_options: Optional[Mapping[str, Any]] = None,
+              on_inaccurate: str = "raise", verbose: bool = False) -> FitResult:
+        """Solve with a back-end and certify the answer.
+
+        ``on_inaccurate="raise"`` (default) raises :class:`~drokit.SolverError` unless the solver reports an
+        optimal solution; ``"warn"`` accepts an inaccurate optimum (``status="optimal_inaccurate"``), warns
+        and records it in ``result.warnings``.  Infeasible, unbounded and failed solves always raise.
+        """
+        if on_inaccurate not in ON_INACCURATE:
+            raise ParameterError(f"on_inaccurate must be one of {ON_INACCURATE}, got {on_inaccurate!r}")
+        backend = get_backend(solver)
+        program = self.program
+        try:
+            sol = backend.solve(program, solver_options, verbose=verbose)
+        except SolverError:
+            raise
+        except ParameterError:
+            raise
+        except Exception as exc:  # a crash inside a back-end must not escape as a raw traceback
+            raise SolverError(f"solver {backend.name!r} failed on this problem: {type(exc).__name__}: "
+                              f"{exc}", status="solver_error", solver=backend.name) from exc
+        notes = []
+        if sol.status != "optimal":
+            accept = sol.status == "optimal_inaccurate" and on_inaccurate == "warn" and sol.x is not None
+            if not accept:
+                hint = (" (pass on_inaccurate='warn' to accept an inaccurate optimum)"
+                        if sol.status == "optimal_inaccurate" else "")
+                raise SolverError(
+                    f"solver {backend.name!r} returned status {sol.status!r} ({sol.raw_status}) for the "
+                    f"{self.method} program{hint}", status=sol.status, raw_status=sol.raw_status,
+                    solver=backend.name, solution=sol)
+            msg = f"solver {backend.name!r} reports an inaccurate optimum ({sol.raw_status})"
+            warnings.warn(msg, RuntimeWarning, stacklevel=2)
+            notes.append(msg)
+        return self._result(sol, notes)
+
+    def _result(self, sol, notes) -> FitResult:
+        from ..evaluation.worst_case import worst_case_value
+        program, inst = self.program, self.instance
+        x = sol.x
+        primal = {name: x[sl].copy() for name, sl in program.variables.items() if "#" not in name}
+        coef = primal["coef"]
+        intercept = float(primal["intercept"][0]) if "intercept" in primal else 0.0
+        lam = float(primal["lambda"][0]) if "lambda" in primal else float("nan")
+        t0 = time.perf_counter()
+        upper = worst_case_value(inst, intercept, coef).value
+        eval_time = time.perf_counter() - t0
+        return FitResult(
+            objective=float(sol.primal_objective), status=sol.status, method=self.method,
+            method_reason=self.method_reason, solver=sol.solver, raw_status=sol.raw_status,
+            lower_bound=float(sol.dual_objective), upper_bound=float(upper), intercept=intercept,
+            coef=coef, lambda_=lam, s=primal["s"], compile_time=self.compile_time,
+            solve_time=float(sol.setup_time + sol.solve_time), evaluation_time=eval_time,
+            iterations=sol.iterations, n_variables=program.n_variables,
+            n_constraints=program.n_constraints, cones=program.cone_counts(),
+            n_configuration_rows=self.compiled.n_rows,
+            primal_residual=float(sol.info.get("r_prim", np.nan)),
+            dual_residual=float(sol.info.get("r_dual", np.nan)), primal=primal, dual=sol.y,
+            warnings=list(notes))

@@ -1,0 +1,74 @@
+"""Brute-force enumeration of categorical configurations (the reference every oracle is tested against).
+
+For sample ``n`` and every ``z`` in ``Z = C_1 x ... x C_m`` whose distance ``D(z, z_n)`` is finite
+(immutable features stay at their observed level), and for classification with finite ``kappa`` both
+labels, one *configuration row* ``(n, z, flip)`` is produced with transport cost
+``D(z, z_n) + kappa * flip``.  This is belbasi2023 Observation 1 / problem (3) and sun2025 Theorem 1:
+``N * |Z|`` (times 2 with label flips) rows, exponential in the number of categorical features.
+Complexity: O(N |Z| m) time and memory.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..models.instance import DROInstance
+
+
+@dataclass
+class ConfigurationRows:
+    """``K`` configuration rows: sample index, categorical codes, transport cost, label flip."""
+
+    sample: np.ndarray  # (K,) int
+    Z: np.ndarray       # (K, m) int codes
+    cost: np.ndarray    # (K,) D(z, z_n) + kappa * flip
+    flip: np.ndarray    # (K,) bool
+
+    @property
+    def size(self) -> int:
+        return int(self.sample.shape[0])
+
+
+def all_levels_grid(levels: np.ndarray) -> np.ndarray:
+    """Every code vector of ``prod_l levels[l]`` as a (|Z|, m) array (lexicographic order)."""
+    m = len(levels)
+    if m == 0:
+        return np.zeros((1, 0), dtype=np.int64)
+    grids = np.indices(tuple(int(a) for a in levels)).reshape(m, -1).T
+    return grids.astype(np.int64)
+
+
+def count_configuration_rows(inst: DROInstance) -> int:
+    """Number of rows :func:`enumerate_configurations` would produce (without building them)."""
+    return inst.n_samples * inst.mutable_configurations() * (2 if inst.label_flips else 1)
+
+
+def enumerate_configurations(inst: DROInstance, nominal_only: bool = False) -> ConfigurationRows:
+    """All configuration rows of ``inst`` (or only ``z = z_n`` when ``nominal_only``)."""
+    N = inst.n_samples
+    Zs = inst.data.Z
+    m = Zs.shape[1]
+    if nominal_only or m == 0:
+        sample = np.arange(N)
+        Z = Zs.copy()
+        cost = np.zeros(N)
+    else:
+        delta = inst.metric.delta
+        mutable = np.isfinite(delta)
+        grid = all_levels_grid(inst.schema.levels[mutable])          # (G, m_mut)
+        G = grid.shape[0]
+        sample = np.repeat(np.arange(N), G)
+        Z = np.repeat(Zs, G, axis=0)
+        Z[:, mutable] = np.tile(grid, (N, 1))
+        mismatch = Z != Zs[sample]
+        cost = inst.metric.categorical.distance_from_mismatch(mismatch, delta)
+    flip = np.zeros(sample.shape[0], dtype=bool)
+    if inst.label_flips:
+        kappa = inst.metric.kappa
+        sample = np.concatenate([sample, sample])
+        Z = np.concatenate([Z, Z])
+        cost = np.concatenate([cost, cost + kappa])
+        flip = np.concatenate([flip, np.ones_like(flip)])
+    return ConfigurationRows(sample=sample, Z=Z, cost=cost, flip=flip)

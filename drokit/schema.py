@@ -1,0 +1,276 @@
+"""Mixed numerical + categorical data: which columns are which, their levels, and the dummy coding.
+
+A categorical feature with levels ``c_0, ..., c_{a-1}`` is coded by ``a - 1`` binary columns with the
+first level as the reference (all zeros), as in belbasi2023 and sun2025; the model's optimal value does
+not depend on which level is the reference (the hypothesis class is an affine reparametrization and the
+mismatch cost ignores the coding; note D2 item 10a).
+
+* pandas DataFrame: ``category``, ``object``, ``bool`` and string columns are categorical, numeric
+  columns numerical (``categorical_features`` may override).  A ``category`` column's declared
+  categories are all levels, observed or not.
+* numpy array: all columns numerical unless ``categorical_features`` (indices, names or a boolean
+  mask) says otherwise; levels are the sorted distinct values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, List, Optional, Sequence
+
+import numpy as np
+import scipy.sparse as sp
+
+from .exceptions import DataError, ParameterError
+
+try:  # pandas is a dependency, but keep the import local to where it matters
+    import pandas as pd
+except ImportError:  # pragma: no cover
+    pd = None
+
+
+def _is_dataframe(X) -> bool:
+    return pd is not None and isinstance(X, pd.DataFrame)
+
+
+def _is_categorical_dtype(series) -> bool:
+    dtype = series.dtype
+    return (isinstance(dtype, pd.CategoricalDtype) or dtype == object or dtype == bool
+            or pd.api.types.is_string_dtype(dtype) or pd.api.types.is_bool_dtype(dtype))
+
+
+@dataclass
+class MixedData:
+    """Encoded data: numerical block ``X`` (N, n), categorical codes ``Z`` (N, m), level counts."""
+
+    X: np.ndarray
+    Z: np.ndarray
+    levels: np.ndarray  # (m,) number of levels a_l of each categorical feature
+
+    @property
+    def n_samples(self) -> int:
+        return self.X.shape[0]
+
+
+@dataclass
+class FeatureSchema:
+    """Column roles and categorical levels, learnt at fit and applied identically at predict."""
+
+    feature_names: List[str]
+    numerical: List[int]  # positions in the input columns
+    categorical: List[int]
+    categories: List[list] = field(default_factory=list)
+    from_dataframe: bool = False
+
+    # ------------------------------------------------------------- properties
+    @property
+    def numerical_names(self) -> List[str]:
+        return [self.feature_names[j] for j in self.numerical]
+
+    @property
+    def categorical_names(self) -> List[str]:
+        return [self.feature_names[j] for j in self.categorical]
+
+    @property
+    def levels(self) -> np.ndarray:
+        return np.array([len(c) for c in self.categories], dtype=int)
+
+    @property
+    def n_numerical(self) -> int:
+        return len(self.numerical)
+
+    @property
+    def n_categorical(self) -> int:
+        return len(self.categorical)
+
+    @property
+    def n_dummies(self) -> int:
+        return int(np.sum(np.maximum(self.levels - 1, 0)))
+
+    @property
+    def n_encoded(self) -> int:
+        """Columns of the design matrix (without the intercept): numerical then dummies."""
+        return self.n_numerical + self.n_dummies
+
+    def dummy_offsets(self) -> np.ndarray:
+        """Start of each categorical feature's dummy block inside the dummy columns."""
+        return np.concatenate([[0], np.cumsum(np.maximum(self.levels - 1, 0))])[:-1].astype(int)
+
+    def encoded_names(self) -> List[str]:
+        names = list(self.numerical_names)
+        for name, cats in zip(self.categorical_names, self.categories):
+            names += [f"{name}={c}" for c in cats[1:]]
+        return names
+
+    # ---------------------------------------------------------------- fitting
+    @classmethod
+    def infer(cls, X, categorical_features=None, categories="auto") -> "FeatureSchema":
+        """Learn column roles and levels from training data ``X``."""
+        if _is_dataframe(X):
+            names = [str(c) for c in X.columns]
+            if categorical_features is None:
+                cat_mask = [_is_categorical_dtype(X[c]) for c in X.columns]
+            else:
+                cat_mask = _mask_from_spec(categorical_features, names, "categorical_features")
+            columns = [X[c] for c in X.columns]
+            from_df = True
+        else:
+            arr = np.asarray(X, dtype=object) if not isinstance(X, np.ndarray) else X
+            if arr.ndim != 2:
+                raise DataError(f"X must be 2-dimensional, got an array of shape {np.shape(X)}")
+            names = [f"x{j}" for j in range(arr.shape[1])]
+            cat_mask = (_mask_from_spec(categorical_features, names, "categorical_features")
+                        if categorical_features is not None else [False] * arr.shape[1])
+            columns = [arr[:, j] for j in range(arr.shape[1])]
+            from_df = False
+        numerical = [j for j, c in enumerate(cat_mask) if not c]
+        categorical = [j for j, c in enumerate(cat_mask) if c]
+        if categories == "auto" or categories is None:
+            cats = [_levels_of(columns[j], names[j]) for j in categorical]
+        else:
+            if len(categories) != len(categorical):
+                raise ParameterError(
+                    f"categories has {len(categories)} entries but there are {len(categorical)} "
+                    f"categorical features")
+            cats = [list(c) for c in categories]
+            for j, c in zip(categorical, cats):
+                if len(c) == 0 or len(set(map(_key, c))) != len(c):
+                    raise ParameterError(
+                        f"categories of feature {names[j]!r} must be a non-empty list of distinct levels")
+        return cls(feature_names=names, numerical=numerical, categorical=categorical,
+                   categories=cats, from_dataframe=from_df)
+
+    # --------------------------------------------------------------- encoding
+    def transform(self, X, handle_unknown: str = "error") -> MixedData:
+        """Split ``X`` into the numerical block and categorical codes (level index per feature)."""
+        if _is_dataframe(X):
+            names = [str(c) for c in X.columns]
+            if self.from_dataframe:
+                missing = [n for n in self.feature_names if n not in names]
+                if missing:
+                    raise DataError(f"X is missing the column(s) {missing} seen at fit")
+                columns = [X[X.columns[names.index(n)]] for n in self.feature_names]
+            else:
+                if X.shape[1] != len(self.feature_names):
+                    raise DataError(f"X has {X.shape[1]} columns, expected {len(self.feature_names)}")
+                columns = [X[c] for c in X.columns]
+            columns = [c.to_numpy() if not isinstance(c.dtype, pd.CategoricalDtype)
+                       else c.astype(object).to_numpy() for c in columns]
+        else:
+            arr = X if isinstance(X, np.ndarray) else np.asarray(X, dtype=object)
+            if arr.ndim != 2:
+                raise DataError(f"X must be 2-dimensional, got an array of shape {np.shape(X)}")
+            if arr.shape[1] != len(self.feature_names):
+                raise DataError(f"X has {arr.shape[1]} columns, expected {len(self.feature_names)}")
+            columns = [arr[:, j] for j in range(arr.shape[1])]
+        N = len(columns[0]) if columns else (X.shape[0] if hasattr(X, "shape") else 0)
+        Xn = np.empty((N, self.n_numerical), dtype=float)
+        for k, j in enumerate(self.numerical):
+            try:
+                Xn[:, k] = np.asarray(columns[j], dtype=float)
+            except (TypeError, ValueError) as exc:
+                raise DataError(
+                    f"numerical column {self.feature_names[j]!r} holds values that are not numbers "
+                    f"({exc}); declare it in categorical_features if it is categorical") from None
+            bad = ~np.isfinite(Xn[:, k])
+            if bad.any():
+                raise DataError(
+                    f"X column {self.feature_names[j]!r} has {int(bad.sum())} NaN/inf value(s) "
+                    f"(first at row {int(np.argmax(bad))}); impute or drop them first")
+        Z = np.empty((N, self.n_categorical), dtype=np.int64)
+        for k, (j, cats) in enumerate(zip(self.categorical, self.categories)):
+            Z[:, k] = _codes(columns[j], cats, self.feature_names[j], handle_unknown)
+        return MixedData(X=Xn, Z=Z, levels=self.levels)
+
+    def design(self, data: MixedData, fill_unknown: bool = True) -> sp.csr_matrix:
+        """Sparse design matrix ``[X_num, dummies(Z)]`` (N, n_encoded); code -1 (unknown) -> all zeros."""
+        return sp.hstack([sp.csr_matrix(data.X), self.dummies(data.Z)], format="csr")
+
+    def dummies(self, Z: np.ndarray) -> sp.csr_matrix:
+        """Reference-level dummy coding of a code matrix ``Z`` (K, m) -> (K, n_dummies)."""
+        K = Z.shape[0]
+        offsets = self.dummy_offsets()
+        cols = offsets[None, :] + Z - 1  # code c > 0 -> column offset + c - 1
+        active = Z > 0
+        rows = np.broadcast_to(np.arange(K)[:, None], Z.shape)
+        return sp.csr_matrix((np.ones(int(active.sum())), (rows[active], cols[active])),
+                             shape=(K, self.n_dummies))
+
+
+def _key(v: Any):
+    return ("nan",) if (isinstance(v, float) and np.isnan(v)) else v
+
+
+def _is_missing(values: np.ndarray) -> np.ndarray:
+    if pd is not None:
+        return np.asarray(pd.isna(values), dtype=bool)
+    return np.array([v is None or (isinstance(v, float) and np.isnan(v)) for v in values])
+
+
+def _levels_of(column, name: str) -> list:
+    if pd is not None and isinstance(getattr(column, "dtype", None), pd.CategoricalDtype):
+        values = column.to_numpy(dtype=object)
+        missing = _is_missing(values)
+        if missing.any():
+            raise DataError(f"categorical column {name!r} has {int(missing.sum())} missing value(s); "
+                            f"encode them as a level of their own (e.g. 'missing') first")
+        return list(column.cat.categories)
+    values = column.to_numpy() if hasattr(column, "to_numpy") else np.asarray(column)
+    missing = _is_missing(values)
+    if missing.any():
+        raise DataError(f"categorical column {name!r} has {int(missing.sum())} missing value(s); "
+                        f"encode them as a level of their own (e.g. 'missing') first")
+    try:
+        return sorted(set(values.tolist()))
+    except TypeError:  # mixed types: order by string form, stable
+        return sorted(set(values.tolist()), key=lambda v: (type(v).__name__, str(v)))
+
+
+def _codes(values, categories: list, name: str, handle_unknown: str) -> np.ndarray:
+    values = np.asarray(values, dtype=object)
+    missing = _is_missing(values)
+    if missing.any():
+        raise DataError(f"categorical column {name!r} has {int(missing.sum())} missing value(s); "
+                        f"encode them as a level of their own (e.g. 'missing') first")
+    index = {_key(c): i for i, c in enumerate(categories)}
+    # floats from numpy arrays (e.g. 1.0) must match integer levels (1) and vice versa
+    codes = np.fromiter((index.get(_key(v), index.get(_as_int(v), -1)) for v in values),
+                        dtype=np.int64, count=len(values))
+    unknown = codes < 0
+    if unknown.any():
+        if handle_unknown == "error":
+            seen = sorted({str(v) for v in values[unknown]})[:5]
+            raise DataError(
+                f"categorical column {name!r} has level(s) {seen} not seen at fit (known: "
+                f"{[str(c) for c in categories][:10]}); pass handle_unknown='ignore' to encode unseen "
+                f"levels as the reference level (all dummy columns zero)")
+        codes[unknown] = 0
+    return codes
+
+
+def _as_int(v):
+    try:
+        f = float(v)
+        return int(f) if f.is_integer() else v
+    except (TypeError, ValueError):
+        return v
+
+
+def _mask_from_spec(spec, names: Sequence[str], what: str) -> List[bool]:
+    """Boolean mask over columns from indices, names or a boolean mask."""
+    spec = list(spec) if not isinstance(spec, np.ndarray) else spec.tolist()
+    n = len(names)
+    if len(spec) == n and all(isinstance(s, (bool, np.bool_)) for s in spec):
+        return [bool(s) for s in spec]
+    mask = [False] * n
+    for s in spec:
+        if isinstance(s, (bool, np.bool_)):
+            raise ParameterError(f"{what} mixes booleans with indices/names")
+        if isinstance(s, (int, np.integer)):
+            if not -n <= int(s) < n:
+                raise ParameterError(f"{what} index {s} is out of range for {n} columns")
+            mask[int(s)] = True
+        elif str(s) in names:
+            mask[names.index(str(s))] = True
+        else:
+            raise ParameterError(f"{what} names unknown column {s!r}; columns are {list(names)[:20]}")
+    return mask

@@ -1,0 +1,133 @@
+"""Common interface of the conic back-ends.
+
+Each back-end lives in its own module and has the same three steps as cvxpy's conic interfaces:
+``apply`` (our :class:`~drokit.conic.ConicProgram` -> the solver's data), ``solve_via_data`` (call the
+solver) and ``invert`` (the solver's answer -> a :class:`SolverSolution`).  Each maps its statuses
+onto the small common set below through a ``STATUS_MAP``; an inaccurate optimum is kept apart from
+an optimal one and a stall (e.g. Clarabel's ``InsufficientProgress``) is a ``solver_error``, never a
+solution.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Dict, Mapping, Optional
+
+import numpy as np
+
+from ..conic.program import ConicProgram
+from ..exceptions import ParameterError, SolverNotAvailableError
+
+OPTIMAL = "optimal"
+OPTIMAL_INACCURATE = "optimal_inaccurate"
+INFEASIBLE = "infeasible"
+INFEASIBLE_INACCURATE = "infeasible_inaccurate"
+UNBOUNDED = "unbounded"
+UNBOUNDED_INACCURATE = "unbounded_inaccurate"
+MAX_ITERATIONS = "max_iterations"
+TIME_LIMIT = "time_limit"
+SOLVER_ERROR = "solver_error"
+
+STATUSES = (OPTIMAL, OPTIMAL_INACCURATE, INFEASIBLE, INFEASIBLE_INACCURATE, UNBOUNDED,
+            UNBOUNDED_INACCURATE, MAX_ITERATIONS, TIME_LIMIT, SOLVER_ERROR)
+
+
+@dataclass
+class SolverSolution:
+    """What a back-end returns, in drokit's terms.
+
+    ``x`` primal solution, ``y`` dual multipliers of ``b - A x in K`` (so that ``A^T y + c = 0`` and
+    ``y in K*`` at optimality), ``primal_objective = c^T x + c0``, ``dual_objective = -b^T y + c0``.
+    """
+
+    status: str
+    raw_status: str
+    solver: str
+    x: Optional[np.ndarray] = None
+    y: Optional[np.ndarray] = None
+    primal_objective: float = float("nan")
+    dual_objective: float = float("nan")
+    iterations: int = 0
+    setup_time: float = 0.0
+    solve_time: float = 0.0
+    info: Dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def is_optimal(self) -> bool:
+        return self.status == OPTIMAL
+
+    @property
+    def has_solution(self) -> bool:
+        return self.status in (OPTIMAL, OPTIMAL_INACCURATE) and self.x is not None
+
+    @property
+    def duality_gap(self) -> float:
+        return float(abs(self.primal_objective - self.dual_objective))
+
+
+class SolverBackend:
+    """Base class: subclasses set ``name``, ``cones``, ``STATUS_MAP``, ``DEFAULTS`` and the three steps."""
+
+    name: str = ""
+    cones: frozenset = frozenset()
+    STATUS_MAP: Mapping[str, str] = {}
+    DEFAULTS: Mapping[str, Any] = {}
+
+    # ------------------------------------------------------------- discovery
+    def unavailable_reason(self) -> Optional[str]:
+        """``None`` when usable, otherwise a sentence saying why not (not installed, no licence)."""
+        return None
+
+    def available(self) -> bool:
+        return self.unavailable_reason() is None
+
+    # --------------------------------------------------------------- options
+    def settings(self, options: Optional[Mapping[str, Any]]) -> Dict[str, Any]:
+        """Defaults overridden by ``options``; an unknown option name fails with that name."""
+        merged = dict(self.DEFAULTS)
+        for key, value in (options or {}).items():
+            if key not in self.known_options():
+                raise ParameterError(
+                    f"unknown option {key!r} for solver {self.name!r}; known options: "
+                    f"{sorted(self.known_options())}")
+            merged[key] = value
+        return merged
+
+    def known_options(self) -> set:
+        return set(self.DEFAULTS)
+
+    # ------------------------------------------------------------ the 3 steps
+    def apply(self, program: ConicProgram) -> Any:
+        raise NotImplementedError
+
+    def solve_via_data(self, data: Any, settings: Dict[str, Any], verbose: bool) -> Any:
+        raise NotImplementedError
+
+    def invert(self, raw: Any, program: ConicProgram, data: Any) -> SolverSolution:
+        raise NotImplementedError
+
+    def solve(self, program: ConicProgram, options: Optional[Mapping[str, Any]] = None,
+              verbose: bool = False) -> SolverSolution:
+        reason = self.unavailable_reason()
+        if reason is not None:
+            raise SolverNotAvailableError(reason, solver=self.name, status=SOLVER_ERROR)
+        unsupported = {b.kind for b in program.cones} - set(self.cones)
+        if unsupported:
+            raise ParameterError(
+                f"solver {self.name!r} does not support the cone(s) {sorted(unsupported)} that this "
+                f"program needs; use solver='clarabel'")
+        settings = self.settings(options)
+        t0 = time.perf_counter()
+        data = self.apply(program)
+        t1 = time.perf_counter()
+        raw = self.solve_via_data(data, settings, verbose)
+        t2 = time.perf_counter()
+        solution = self.invert(raw, program, data)
+        solution.setup_time = t1 - t0 + solution.setup_time
+        if not solution.solve_time:
+            solution.solve_time = t2 - t1
+        return solution
+
+    def map_status(self, raw_status: str) -> str:
+        return self.STATUS_MAP.get(raw_status, SOLVER_ERROR)
