@@ -20,9 +20,13 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linprog
 
-from ..exceptions import SolverError
+from ..exceptions import ProblemTooLargeError, SolverError
 from ..models.instance import DROInstance
-from ..oracles.enumeration import ConfigurationRows, enumerate_configurations
+from ..oracles.enumeration import (ConfigurationRows, count_configuration_rows,
+                                   enumerate_configurations)
+
+#: largest enumeration the exact evaluator builds (configuration rows)
+MAX_EVALUATION_ROWS = 2_000_000
 
 
 @dataclass
@@ -57,7 +61,15 @@ def worst_case_value(inst: DROInstance, intercept: float, coef: np.ndarray,
                      rows: ConfigurationRows | None = None) -> WorstCaseValue:
     """Exact worst-case risk of the fixed model (enumerating all configuration rows by default)."""
     if rows is None:
-        rows = enumerate_configurations(inst)
+        if inst.radius == 0:
+            rows = enumerate_configurations(inst, nominal_only=True)
+        else:
+            size = count_configuration_rows(inst)
+            if size > MAX_EVALUATION_ROWS:
+                raise ProblemTooLargeError(
+                    f"exact worst-case evaluation would enumerate {size:,} configuration rows "
+                    f"(limit {MAX_EVALUATION_ROWS:,})")
+            rows = enumerate_configurations(inst)
     losses = row_losses(inst, rows, intercept, coef)
     N = inst.n_samples
     lam_min = lambda_floor(inst, coef)

@@ -29,8 +29,8 @@ class Logistic(Loss):
     """Log-loss ``L(e) = log(1 + exp(-e))``, lip 1.
 
     Epigraph (selvi2022 Thm 1 / sun2025 App. E.1): ``log(1 + exp(-u)) <= t`` iff
-    ``exp(-t) + exp(-u - t) <= 1`` iff ``v1 + v2 <= 1, (-t, 1, v1) in K_exp, (-u - t, 1, v2) in K_exp``
-    with ``K_exp = {(x, y, z): y exp(x / y) <= z}``: two exponential cones and one linear row per term.
+    ``exp(-t) + exp(-u - t) <= 1`` iff ``exists v: (-t, 1, 1 - v) in K_exp, (-u - t, 1, v) in K_exp`` with
+    ``K_exp = {(x, y, z): y exp(x / y) <= z}``: two exponential cones and one variable per term.
     """
 
     name = "logistic"
@@ -49,11 +49,12 @@ class Logistic(Loss):
         return 1.0
 
     def epigraph(self, pb: ProgramBuilder, u: Affine, t: Affine) -> None:
+        # v1 = 1 - v2 is substituted (v1 + v2 <= 1 is tight at the optimum): one variable and one
+        # linear row fewer per term, which measurably helps Clarabel converge (fewer AlmostSolved).
         K = u.size
-        v = pb.aux("logistic_v", 2 * K)
+        v = pb.aux("logistic_v", K)
         one = pb.constant(np.ones(K))
-        pb.add_exp(Affine.vstack([-t, -u - t]), Affine.vstack([one, one]), v)
-        pb.add_leq(v[:K] + v[K:], 1.0)
+        pb.add_exp(Affine.vstack([-t, -u - t]), Affine.vstack([one, one]), Affine.vstack([1.0 - v, v]))
 
 
 class Hinge(Loss):

@@ -35,7 +35,7 @@ class _DROLinearModel(BaseEstimator):
     def __init__(self, loss=None, ambiguity=None, *, method="auto", solver="clarabel",
                  solver_options=None, fit_intercept=True, categorical_features=None,
                  categories="auto", handle_unknown="error", on_inaccurate="raise",
-                 max_configurations=MAX_CONFIGURATIONS, verbose=False):
+                 max_configurations=MAX_CONFIGURATIONS, method_options=None, verbose=False):
         self.loss = loss
         self.ambiguity = ambiguity
         self.method = method
@@ -47,6 +47,7 @@ class _DROLinearModel(BaseEstimator):
         self.handle_unknown = handle_unknown
         self.on_inaccurate = on_inaccurate
         self.max_configurations = max_configurations
+        self.method_options = method_options
         self.verbose = verbose
 
     # ------------------------------------------------------------ validation
@@ -105,7 +106,8 @@ class _DROLinearModel(BaseEstimator):
         compiled = compile_instance(inst, self.method, int(self.max_configurations))
         cp = CompiledProblem(inst, compiled, time.perf_counter() - t0)
         result = cp.solve(solver=self.solver, solver_options=self.solver_options,
-                          on_inaccurate=self.on_inaccurate, verbose=bool(self.verbose))
+                          on_inaccurate=self.on_inaccurate, verbose=bool(self.verbose),
+                          method_options=self.method_options)
         self.schema_ = schema
         self.result_ = result
         self.n_features_in_ = len(schema.feature_names)
@@ -150,7 +152,8 @@ class DROClassifier(ClassifierMixin, _DROLinearModel):
     ----------
     loss : ``"logistic"`` (default), ``"hinge"``, ``"smooth_hinge"`` or a :class:`~drokit.losses.Loss`.
     ambiguity : :class:`~drokit.Wasserstein` ball (default radius 0.1 with the default metric).
-    method : ``"auto"``, ``"erm"``, ``"closed_form"`` or ``"monolithic"``; the choice and its reason are
+    method : ``"auto"``, ``"erm"``, ``"closed_form"``, ``"monolithic"`` or ``"cutting_plane"``; the choice
+        and its reason are
         in ``result_.method`` / ``result_.method_reason``.
     solver : ``"clarabel"`` (default), ``"mosek"`` (only with a licence), ``"scs"``, ``"ecos"``.
     solver_options : back-end settings, e.g. ``{"tol_gap_rel": 1e-9}`` for Clarabel.
@@ -161,8 +164,11 @@ class DROClassifier(ClassifierMixin, _DROLinearModel):
     handle_unknown : ``"error"`` (default) or ``"ignore"``: a level unseen at fit is encoded as the
         reference level (all its dummy columns zero) at predict time.
     on_inaccurate : ``"raise"`` (default) or ``"warn"`` when the solver only reaches an inaccurate optimum.
-    max_configurations : size limit of the monolithic enumeration (configuration rows).
-    verbose : print the solver's progress.
+    max_configurations : size limit of the enumeration (configuration rows) for the monolithic
+        program and the cutting plane's enumeration oracle.
+    method_options : options of the method, e.g. ``{"gap_tol": 1e-7, "max_rounds": 50}`` for the
+        cutting plane (see :class:`~drokit.conic.reformulations.CuttingPlaneOptions`).
+    verbose : print the solver's log, or one line per cutting-plane round.
 
     Attributes
     ----------
@@ -179,12 +185,13 @@ class DROClassifier(ClassifierMixin, _DROLinearModel):
     def __init__(self, loss="logistic", ambiguity=None, *, method="auto", solver="clarabel",
                  solver_options=None, fit_intercept=True, categorical_features=None,
                  categories="auto", handle_unknown="error", on_inaccurate="raise",
-                 max_configurations=MAX_CONFIGURATIONS, verbose=False):
+                 max_configurations=MAX_CONFIGURATIONS, method_options=None, verbose=False):
         super().__init__(loss=loss, ambiguity=ambiguity, method=method, solver=solver,
                          solver_options=solver_options, fit_intercept=fit_intercept,
                          categorical_features=categorical_features, categories=categories,
                          handle_unknown=handle_unknown, on_inaccurate=on_inaccurate,
-                         max_configurations=max_configurations, verbose=verbose)
+                         max_configurations=max_configurations, method_options=method_options,
+                         verbose=verbose)
 
     def fit(self, X, y):
         """Fit the model; returns ``self``."""
@@ -238,12 +245,13 @@ class DRORegressor(RegressorMixin, _DROLinearModel):
     def __init__(self, loss="huber", ambiguity=None, *, method="auto", solver="clarabel",
                  solver_options=None, fit_intercept=True, categorical_features=None,
                  categories="auto", handle_unknown="error", on_inaccurate="raise",
-                 max_configurations=MAX_CONFIGURATIONS, verbose=False):
+                 max_configurations=MAX_CONFIGURATIONS, method_options=None, verbose=False):
         super().__init__(loss=loss, ambiguity=ambiguity, method=method, solver=solver,
                          solver_options=solver_options, fit_intercept=fit_intercept,
                          categorical_features=categorical_features, categories=categories,
                          handle_unknown=handle_unknown, on_inaccurate=on_inaccurate,
-                         max_configurations=max_configurations, verbose=verbose)
+                         max_configurations=max_configurations, method_options=method_options,
+                         verbose=verbose)
 
     def fit(self, X, y):
         """Fit the model; returns ``self``."""

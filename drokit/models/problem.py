@@ -20,6 +20,7 @@ from ..losses import Loss, get_loss
 from ..losses.base import CLASSIFICATION, REGRESSION
 from ..schema import FeatureSchema
 from ..solvers import get_backend
+from ..solvers.base import solve_with_retries
 from .instance import DROInstance
 from .result import FitResult
 from .validation import check_target, encode_binary_labels
@@ -124,19 +125,28 @@ class CompiledProblem:
         return to_picos(self.program)
 
     def solve(self, solver: str = "clarabel", solver_options: Optional[Mapping[str, Any]] = None,
-              on_inaccurate: str = "raise", verbose: bool = False) -> FitResult:
+              on_inaccurate: str = "raise", verbose: bool = False,
+              method_options: Optional[Mapping[str, Any]] = None) -> FitResult:
         """Solve with a back-end and certify the answer.
 
         ``on_inaccurate="raise"`` (default) raises :class:`~drokit.SolverError` unless the solver reports an
-        optimal solution; ``"warn"`` accepts an inaccurate optimum (``status="optimal_inaccurate"``), warns
-        and records it in ``result.warnings``.  Infeasible, unbounded and failed solves always raise.
+        optimal solution (for the cutting plane: unless the loop is certified); ``"warn"`` accepts an
+        inaccurate optimum (``status="optimal_inaccurate"``), warns and records it in ``result.warnings``.
+        Infeasible, unbounded and failed solves always raise.  ``method_options`` configures the method
+        (cutting plane: the fields of :class:`~drokit.conic.reformulations.CuttingPlaneOptions`);
+        ``verbose`` prints the solver log, or one line per cutting-plane round.
         """
         if on_inaccurate not in ON_INACCURATE:
             raise ParameterError(f"on_inaccurate must be one of {ON_INACCURATE}, got {on_inaccurate!r}")
         backend = get_backend(solver)
+        if self.method == "cutting_plane":
+            return self._solve_cutting_plane(backend, solver_options, on_inaccurate, verbose,
+                                             method_options)
+        if method_options:
+            raise ParameterError(f"method_options are not used by method {self.method!r}")
         program = self.program
         try:
-            sol = backend.solve(program, solver_options, verbose=verbose)
+            sol = solve_with_retries(backend, program, solver_options, verbose=verbose)
         except SolverError:
             raise
         except ParameterError:
@@ -152,12 +162,58 @@ class CompiledProblem:
                         if sol.status == "optimal_inaccurate" else "")
                 raise SolverError(
                     f"solver {backend.name!r} returned status {sol.status!r} ({sol.raw_status}) for the "
-                    f"{self.method} program{hint}", status=sol.status, raw_status=sol.raw_status,
+                    f"{self.method} program after {len(sol.info.get('attempts', [1]))} attempt(s) "
+                    f"{sol.info.get('attempts', '')}{hint}", status=sol.status, raw_status=sol.raw_status,
                     solver=backend.name, solution=sol)
-            msg = f"solver {backend.name!r} reports an inaccurate optimum ({sol.raw_status})"
+            msg = (f"solver {backend.name!r} reports an inaccurate optimum ({sol.raw_status}; attempts "
+                   f"{sol.info.get('attempts')})")
             warnings.warn(msg, RuntimeWarning, stacklevel=2)
             notes.append(msg)
         return self._result(sol, notes)
+
+    def _solve_cutting_plane(self, backend, solver_options, on_inaccurate, verbose, method_options):
+        from ..conic.reformulations.cutting_plane import CuttingPlaneOptions, solve_cutting_plane
+        from ..evaluation.worst_case import worst_case_value
+        try:
+            options = CuttingPlaneOptions(**dict(method_options or {}), verbose=bool(verbose))
+        except TypeError as exc:
+            raise ParameterError(f"invalid cutting-plane option: {exc}; valid options: gap_tol, "
+                                 f"violation_tol, max_rounds, cuts, near_margin") from None
+        out = solve_cutting_plane(self.instance, self.compiled.info["oracle"], backend, options,
+                                  solver_options)
+        t0 = time.perf_counter()
+        upper = worst_case_value(self.instance, out.intercept, out.coef).value
+        eval_time = time.perf_counter() - t0
+        notes = []
+        status = "optimal"
+        if not out.converged:
+            rec = out.history[-1] if out.history else None
+            msg = (f"cutting plane not certified after {len(out.history)} rounds: lower "
+                   f"{out.lower_bound:.9g}, upper {upper:.9g}, max violation {out.max_violation:.2e}"
+                   + (f", last master {rec.master_status}" if rec else ""))
+            if on_inaccurate != "warn":
+                raise SolverError(msg + " (pass on_inaccurate='warn' to accept the best point found, or "
+                                  "raise max_rounds / loosen gap_tol)", status="optimal_inaccurate",
+                                  solver=backend.name, solution=out.solution)
+            warnings.warn(msg, RuntimeWarning, stacklevel=3)
+            notes.append(msg)
+            status = "optimal_inaccurate"
+        self.compiled.program = out.program
+        sol = out.solution
+        program = out.program
+        primal = {name: sol.x[sl].copy() for name, sl in program.variables.items() if "#" not in name}
+        return FitResult(
+            objective=float(upper), status=status, method=self.method,
+            method_reason=self.method_reason, solver=sol.solver, raw_status=sol.raw_status,
+            lower_bound=float(out.lower_bound), upper_bound=float(upper), intercept=out.intercept,
+            coef=out.coef, lambda_=out.lam, s=out.s, compile_time=self.compile_time,
+            solve_time=float(sum(r.master_time + r.oracle_time for r in out.history)),
+            evaluation_time=eval_time, iterations=int(sum(r.master_iterations for r in out.history)),
+            n_variables=program.n_variables, n_constraints=program.n_constraints,
+            cones=program.cone_counts(), n_configuration_rows=self.compiled.n_rows,
+            primal_residual=float(sol.info.get("r_prim", np.nan)),
+            dual_residual=float(sol.info.get("r_dual", np.nan)), primal=primal, dual=sol.y,
+            warnings=notes, max_violation=out.max_violation, history=out.history)
 
     def _result(self, sol, notes) -> FitResult:
         from ..evaluation.worst_case import worst_case_value

@@ -50,6 +50,10 @@ class FitResult:
     primal: Dict[str, np.ndarray] = field(default_factory=dict, repr=False)
     dual: Optional[np.ndarray] = field(default=None, repr=False)
     warnings: List[str] = field(default_factory=list)
+    #: cutting plane only: the largest constraint violation at the final master (<= tolerance when
+    #: converged) and one record per round (bounds, rows, times)
+    max_violation: float = 0.0
+    history: List[object] = field(default_factory=list, repr=False)
 
     @property
     def gap(self) -> float:
@@ -71,7 +75,8 @@ class FitResult:
         """The numbers that certify the result."""
         return {"status": self.status, "objective": self.objective, "lower_bound": self.lower_bound,
                 "upper_bound": self.upper_bound, "gap": self.gap, "relative_gap": self.relative_gap,
-                "primal_residual": self.primal_residual, "dual_residual": self.dual_residual}
+                "primal_residual": self.primal_residual, "dual_residual": self.dual_residual,
+                "max_violation": self.max_violation}
 
     def summary(self) -> str:
         cones = ", ".join(f"{v} {k}" for k, v in self.cones.items())
@@ -87,6 +92,9 @@ class FitResult:
             f"times (s)   : compile {self.compile_time:.3f}, solve {self.solve_time:.3f}, "
             f"certificate {self.evaluation_time:.3f}",
         ]
+        if self.history:
+            lines.append(f"rounds      : {len(self.history)} cutting-plane rounds, final max violation "
+                         f"{self.max_violation:.2e}")
         lines += [f"warning     : {w}" for w in self.warnings]
         return "\n".join(lines)
 

@@ -73,6 +73,8 @@ class SolverBackend:
     cones: frozenset = frozenset()
     STATUS_MAP: Mapping[str, str] = {}
     DEFAULTS: Mapping[str, Any] = {}
+    #: settings tried in turn, by :func:`solve_with_retries`, when a solve does not end optimal
+    RETRY_SETTINGS: tuple = ()
 
     # ------------------------------------------------------------- discovery
     def unavailable_reason(self) -> Optional[str]:
@@ -131,3 +133,25 @@ class SolverBackend:
 
     def map_status(self, raw_status: str) -> str:
         return self.STATUS_MAP.get(raw_status, SOLVER_ERROR)
+
+
+def solve_with_retries(backend: SolverBackend, program: ConicProgram,
+                       options: Optional[Mapping[str, Any]] = None, verbose: bool = False) -> SolverSolution:
+    """Solve; if the status is not optimal, re-solve with each of ``backend.RETRY_SETTINGS`` (the user's
+    ``options`` always take precedence) and return the first optimal solution, else the best attempt
+    (an inaccurate optimum before a failure).  ``info["attempts"]`` lists every attempt's raw status."""
+    attempts = []
+    best = None
+    rank = {OPTIMAL: 0, OPTIMAL_INACCURATE: 1}
+    for extra in ({},) + tuple(backend.RETRY_SETTINGS):
+        merged = {**extra, **dict(options or {})}
+        if extra and all(k in (options or {}) for k in extra):
+            continue  # the user fixed these settings; retrying would repeat the same solve
+        sol = backend.solve(program, merged, verbose=verbose)
+        attempts.append((dict(extra), sol.raw_status))
+        if best is None or rank.get(sol.status, 9) < rank.get(best.status, 9):
+            best = sol
+        if sol.status == OPTIMAL:
+            break
+    best.info["attempts"] = attempts
+    return best

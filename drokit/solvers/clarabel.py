@@ -36,6 +36,10 @@ class ClarabelBackend(SolverBackend):
     # Clarabel's own defaults, listed so that unknown option names are caught; any Clarabel
     # DefaultSettings attribute may be passed.
     DEFAULTS: Dict[str, Any] = {}
+    # Measured on German-credit exponential-cone masters that stall with the defaults (AlmostSolved /
+    # InsufficientProgress): shorter steps or no equilibration often finish them (benchmarks/RESULTS.md).
+    RETRY_SETTINGS = ({"max_step_fraction": 0.9}, {"equilibrate_enable": False},
+                      {"max_step_fraction": 0.8, "equilibrate_enable": False})
 
     def unavailable_reason(self):
         try:

@@ -8,6 +8,9 @@
   ``lambda >= lip ||.||_*``.  All are the dual program of :mod:`.dual` with the nominal rows only.
 * ``monolithic``  -- full enumeration of the categorical configurations (belbasi2023 Obs. 1, sun2025
   Thm 1); exact, exponential in the number of categorical features, refused above a size limit.
+* ``cutting_plane`` -- the same program generated row by row (:mod:`.cutting_plane`) with an exact
+  separation oracle; in this version the oracle is the vectorized enumeration, so it applies up to the
+  same size limit, but the conic masters stay small.
 """
 
 from __future__ import annotations
@@ -21,9 +24,12 @@ from ...models.instance import DROInstance
 from ...oracles.enumeration import count_configuration_rows, enumerate_configurations
 from .dual import CompiledProgram, build_dual_program
 
-METHODS = ("auto", "erm", "closed_form", "monolithic")
-#: default limit on configuration rows of the monolithic program
-MAX_CONFIGURATIONS = 200_000
+METHODS = ("auto", "erm", "closed_form", "monolithic", "cutting_plane")
+#: default limit on enumerated configuration rows (monolithic program or enumeration oracle)
+MAX_CONFIGURATIONS = 1_000_000
+#: "auto" chooses the monolithic program only below this many rows (it is fragile above, see
+#: benchmarks/RESULTS.md), the cutting plane otherwise
+MONOLITHIC_AUTO_LIMIT = 2_000
 
 
 def compile_erm(inst: DROInstance) -> CompiledProgram:
@@ -59,8 +65,8 @@ def compile_monolithic(inst: DROInstance, max_configurations: int = MAX_CONFIGUR
             f"method='monolithic' would enumerate N*|Z|{'*2' if inst.label_flips else ''} = {size:,} "
             f"configuration rows ({inst.n_samples} samples x {inst.mutable_configurations():,} "
             f"categorical configurations), above max_configurations={max_configurations:,}. Raise "
-            f"max_configurations if you have the memory, make features immutable, or use the scalable "
-            f"methods 'cutting_plane' / 'graph' (planned: not in this version of drokit)")
+            f"max_configurations if you have the memory, make features immutable, or use "
+            f"method='cutting_plane' (small conic masters; its enumeration oracle has the same limit)")
     rows = enumerate_configurations(inst)
     why = (f"{inst.n_categorical} categorical features with {inst.mutable_configurations():,} "
            f"configurations: full enumeration, {size:,} configuration rows "
@@ -79,12 +85,17 @@ def choose_method(inst: DROInstance, method: str, max_configurations: int) -> Tu
     if inst.n_categorical == 0 or not np.any(np.isfinite(inst.metric.delta)):
         return "closed_form", "auto: no mutable categorical features"
     size = count_configuration_rows(inst)
+    if size <= min(MONOLITHIC_AUTO_LIMIT, max_configurations):
+        return "monolithic", f"auto: full enumeration is tiny ({size:,} rows <= {MONOLITHIC_AUTO_LIMIT:,})"
     if size <= max_configurations:
-        return "monolithic", f"auto: full enumeration is small ({size:,} rows <= {max_configurations:,})"
+        return "cutting_plane", (f"auto: {size:,} configuration rows is too many for one conic program "
+                                 f"(> {MONOLITHIC_AUTO_LIMIT:,}) but fits the enumeration oracle "
+                                 f"(<= max_configurations={max_configurations:,})")
     raise ProblemTooLargeError(
         f"method='auto' found no exact method for this size: the full enumeration has {size:,} "
-        f"configuration rows (> max_configurations={max_configurations:,}) and the scalable methods "
-        f"'cutting_plane' / 'graph' are planned but not in this version of drokit. Raise "
+        f"configuration rows (> max_configurations={max_configurations:,}) and the oracles that avoid "
+        f"enumeration (sorting/DP oracles, graph reformulation) are planned but not in this version of "
+        f"drokit. Raise "
         f"max_configurations, or reduce the number of mutable categorical features")
 
 
@@ -97,6 +108,8 @@ def compile_instance(inst: DROInstance, method: str = "auto",
         compiled = compile_erm(inst)
     elif chosen == "closed_form":
         compiled = compile_closed_form(inst)
+    elif chosen == "cutting_plane":
+        compiled = compile_cutting_plane(inst, max_configurations)
     else:
         compiled = compile_monolithic(inst, max_configurations)
     if inst.radius == 0 and chosen != "erm":
@@ -105,3 +118,25 @@ def compile_instance(inst: DROInstance, method: str = "auto",
     compiled.method_reason = f"{compiled.method_reason} [{reason}]"
     return compiled
 
+
+
+def compile_cutting_plane(inst: DROInstance, max_configurations: int = MAX_CONFIGURATIONS) -> CompiledProgram:
+    """Prepare the cutting-plane method: the exact enumeration oracle and the first master."""
+    from ...oracles.enumeration import EnumerationOracle
+    from .dual import build_dual_program
+    size = count_configuration_rows(inst)
+    if size > max_configurations:
+        raise ProblemTooLargeError(
+            f"method='cutting_plane' with the enumeration oracle would enumerate {size:,} configuration "
+            f"rows, above max_configurations={max_configurations:,}. Raise max_configurations if you "
+            f"have the memory or make features immutable; oracles that avoid enumeration (sorting/DP, "
+            f"graph reformulation) are planned but not in this version of drokit")
+    oracle = EnumerationOracle(inst)
+    rows = enumerate_configurations(inst, nominal_only=True)
+    if inst.label_flips:
+        rows = type(rows)(rows.sample[~rows.flip], rows.Z[~rows.flip], rows.cost[~rows.flip],
+                          rows.flip[~rows.flip])
+    why = (f"cutting plane over {size:,} configuration rows with the exact enumeration oracle "
+           f"(belbasi2023 Alg. 1, sun2025 Alg. 2)")
+    return CompiledProgram(build_dual_program(inst, rows), "cutting_plane", why, size,
+                           info={"oracle": oracle})
