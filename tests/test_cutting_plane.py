@@ -1,0 +1,97 @@
+"""Cutting plane: equals the monolithic optimum, certificates hold, bounds are monotone, progress is silenceable."""
+
+import numpy as np
+import pytest
+
+import drokit as dk
+from tests.reference.brute_force import random_instance
+
+CASES = [  # (loss, task, kappa, cat_p, norm_p)
+    (dk.losses.Logistic(), "classification", np.inf, 1, 1),
+    (dk.losses.Logistic(), "classification", 0.8, 2, 2),
+    (dk.losses.Hinge(), "classification", 1.5, 0.5, np.inf),
+    (dk.losses.SmoothHinge(), "classification", np.inf, 1, 2),
+    (dk.losses.Huber(0.5), "regression", 2.0, 1, 1),
+    (dk.losses.Pinball(0.3), "regression", np.inf, 2, 1),
+    (dk.losses.EpsilonInsensitive(0.1), "regression", np.inf, 1, np.inf),
+    (dk.losses.Absolute(), "regression", 1.0, 1, 2),
+]
+LEVELS = (2, 3, 2)
+
+
+def _problem(loss, task, kappa, cat_p, norm_p, radius=0.3, delta=None):
+    metric = dk.GroundMetric(numerical=dk.NormCost(p=norm_p), categorical=dk.MismatchCost(weights=delta, p=cat_p),
+                             label=dk.LabelCost(kappa=kappa))
+    return dk.Problem(loss=loss, ambiguity=dk.Wasserstein(metric, radius=radius), task=task)
+
+
+def _data(task, seed=0, N=10):
+    Xn, Z, y = random_instance(seed, N, 2, list(LEVELS), task)
+    return np.column_stack([Xn, Z]), y, dict(categorical_features=[2, 3, 4],
+                                            categories=[list(range(a)) for a in LEVELS])
+
+
+@pytest.mark.parametrize("loss,task,kappa,cat_p,norm_p", CASES, ids=lambda v: repr(v))
+def test_cutting_plane_equals_monolithic(loss, task, kappa, cat_p, norm_p):
+    X, y, kw = _data(task)
+    prob = _problem(loss, task, kappa, cat_p, norm_p, delta=[0.5, 1.0, 2.0])
+    mono = prob.compile(X, y, method="monolithic", **kw).solve()
+    cut = prob.compile(X, y, method="cutting_plane", **kw).solve(method_options={"gap_tol": 1e-8})
+    assert cut.status == "optimal"
+    assert cut.objective == pytest.approx(mono.objective, rel=1e-6, abs=1e-7)
+    assert cut.lower_bound <= cut.upper_bound + 1e-7
+    assert cut.max_violation <= 1e-6
+    lowers = [r.lower_bound for r in cut.history]
+    uppers = [r.upper_bound for r in cut.history]
+    assert all(b >= a - 1e-12 for a, b in zip(lowers, lowers[1:]))  # lower bounds never decrease
+    assert all(b <= a + 1e-12 for a, b in zip(uppers, uppers[1:]))  # upper bounds never increase
+    # the master never needs all rows: it is a strict subset on these instances
+    assert cut.n_constraints < mono.n_constraints
+
+
+@pytest.mark.parametrize("cuts", ["global_best", 3, "per_sample"])
+def test_cut_policies_reach_the_same_optimum(cuts):
+    X, y, kw = _data("classification", seed=3)
+    prob = _problem(dk.losses.Logistic(), "classification", 1.0, 1, 1)
+    ref = prob.compile(X, y, method="monolithic", **kw).solve().objective
+    res = prob.compile(X, y, method="cutting_plane", **kw).solve(
+        method_options={"cuts": cuts, "near_margin": 1e-3 if cuts == 3 else 0.0})
+    assert res.objective == pytest.approx(ref, rel=1e-6)
+
+
+def test_progress_display_is_silenceable(capsys):
+    X, y, kw = _data("classification", seed=1)
+    prob = _problem(dk.losses.Logistic(), "classification", np.inf, 1, 1)
+    prob.compile(X, y, method="cutting_plane", **kw).solve()
+    assert capsys.readouterr().err == ""
+    prob.compile(X, y, method="cutting_plane", **kw).solve(verbose=True)
+    err = capsys.readouterr().err
+    assert "round" in err and "lower" in err and "upper" in err
+
+
+def test_unconverged_loop_raises_unless_warn():
+    X, y, kw = _data("classification", seed=2)
+    prob = _problem(dk.losses.Logistic(), "classification", 1.0, 1, 1)
+    compiled = prob.compile(X, y, method="cutting_plane", **kw)
+    with pytest.raises(dk.SolverError, match="not certified"):
+        compiled.solve(method_options={"max_rounds": 1})
+    with pytest.warns(RuntimeWarning, match="not certified"):
+        res = prob.compile(X, y, method="cutting_plane", **kw).solve(
+            method_options={"max_rounds": 1}, on_inaccurate="warn")
+    assert res.status == "optimal_inaccurate" and res.warnings
+    assert res.upper_bound > res.lower_bound
+    with pytest.raises(dk.ParameterError, match="cutting-plane option"):
+        compiled.solve(method_options={"bogus": 1})
+
+
+def test_auto_picks_cutting_plane_above_the_monolithic_limit():
+    rng = np.random.default_rng(0)
+    N = 300
+    X = np.column_stack([rng.normal(size=N), rng.integers(0, 3, size=(N, 3))])
+    y = np.where(X[:, 0] + rng.normal(size=N) > 0, 1, -1)
+    prob = _problem(dk.losses.Hinge(), "classification", np.inf, 1, 1, radius=0.1)
+    compiled = prob.compile(X, y, categorical_features=[1, 2, 3])
+    assert compiled.method == "cutting_plane"  # 300 * 27 rows > the tiny-monolithic limit
+    assert "cutting plane" in compiled.method_reason
+    res = compiled.solve()
+    assert res.status == "optimal" and res.relative_gap <= 1e-6

@@ -1,0 +1,62 @@
+"""Losses: value/derivative/Lipschitz consistency and exactness of each conic epigraph."""
+
+import numpy as np
+import pytest
+
+import drokit as dk
+from drokit.conic import ProgramBuilder
+from drokit.losses import get_loss
+from drokit.solvers import get_backend
+
+LOSSES = [dk.losses.Logistic(), dk.losses.Hinge(), dk.losses.SmoothHinge(), dk.losses.Huber(0.7),
+          dk.losses.Pinball(0.3), dk.losses.EpsilonInsensitive(0.2), dk.losses.Absolute()]
+GRID = np.linspace(-4, 4, 41)
+
+
+@pytest.mark.parametrize("loss", LOSSES, ids=repr)
+def test_epigraph_is_exact(loss):
+    """min sum t s.t. L(e_i) <= t_i must return t_i = L(e_i) (the epigraph is neither loose nor tight)."""
+    pb = ProgramBuilder()
+    t = pb.var("t", GRID.size)
+    loss.epigraph(pb, pb.constant(GRID), t)
+    pb.minimize(t.sum())
+    program = pb.build()
+    sol = get_backend("clarabel").solve(program)
+    assert sol.status == "optimal"
+    np.testing.assert_allclose(program.value("t", sol.x), loss.value(GRID), atol=1e-6)
+
+
+@pytest.mark.parametrize("loss", LOSSES, ids=repr)
+def test_derivative_and_lipschitz(loss):
+    h = 1e-6
+    e = GRID + 0.0137  # avoid the kinks of piecewise-affine losses
+    fd = (loss.value(e + h) - loss.value(e - h)) / (2 * h)
+    np.testing.assert_allclose(loss.derivative(e), fd, atol=1e-5)
+    dense = np.linspace(-50, 50, 20001)
+    assert np.max(np.abs(loss.derivative(dense))) == pytest.approx(loss.lipschitz, rel=1e-6)
+    assert np.all(loss.value(GRID) >= 0)
+
+
+@pytest.mark.parametrize("loss", [l for l in LOSSES if l.pieces is not None], ids=repr)
+def test_pieces_define_the_loss(loss):
+    a, b = loss.pieces
+    np.testing.assert_allclose(np.max(np.outer(GRID, a) + b, axis=1), loss.value(GRID), atol=1e-12)
+
+
+def test_named_values():
+    assert dk.losses.Logistic().value(0.0) == pytest.approx(np.log(2))
+    assert dk.losses.SmoothHinge().value(0.5) == pytest.approx(0.125)
+    assert dk.losses.Huber(1.0).value(3.0) == pytest.approx(2.5)
+    assert dk.losses.Pinball(0.25).value(-2.0) == pytest.approx(0.5)
+    assert dk.losses.EpsilonInsensitive(0.5).value(-2.0) == pytest.approx(1.5)
+
+
+def test_get_loss_by_name_and_errors():
+    assert isinstance(get_loss("logistic"), dk.losses.Logistic)
+    assert isinstance(get_loss("HUBER"), dk.losses.Huber)
+    with pytest.raises(dk.ParameterError, match="unknown loss"):
+        get_loss("squared")
+    with pytest.raises(dk.ParameterError, match="delta"):
+        dk.losses.Huber(delta=-1).lipschitz
+    with pytest.raises(dk.ParameterError, match="tau"):
+        dk.losses.Pinball(tau=1.5).pieces

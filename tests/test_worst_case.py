@@ -1,0 +1,44 @@
+"""Exact worst-case risk of a fixed model: equals the optimum at the optimal model, equals the primal
+transport LP (an independent formulation) for categorical data, and is an upper bound elsewhere."""
+
+import numpy as np
+import pytest
+
+import drokit as dk
+from tests.reference.brute_force import random_instance, worst_case_primal_lp
+
+LEVELS = [2, 3, 2]
+
+
+@pytest.mark.parametrize("loss", ["logistic", "hinge", "smooth_hinge"])
+@pytest.mark.parametrize("kappa", [np.inf, 0.7])
+def test_dual_evaluation_equals_primal_transport_lp(loss, kappa):
+    _, Z, y = random_instance(4, 7, 0, LEVELS, "classification")
+    metric = dk.GroundMetric(categorical=dk.MismatchCost(weights=[1.0, 0.5, 2.0]), label=dk.LabelCost(kappa))
+    prob = dk.Problem(loss, dk.Wasserstein(metric, radius=0.4))
+    inst = prob.bind(Z.astype(float), y, categorical_features=[0, 1, 2],
+                     categories=[list(range(a)) for a in LEVELS])
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        b0, coef = rng.normal(), rng.normal(size=inst.schema.n_encoded)
+        ours = dk.worst_case_value(inst, b0, coef)
+        # reference coefficients per feature block: bz = coef (no numerical features)
+        ref, pi = worst_case_primal_lp((b0, np.zeros(0), coef), Z, LEVELS, y, loss=loss, radius=0.4,
+                                       delta=np.array([1.0, 0.5, 2.0]), kappa=kappa)
+        assert ours.value == pytest.approx(ref, rel=1e-7, abs=1e-9)
+        assert ours.mass.sum() == pytest.approx(1.0, abs=1e-7)   # masses of a probability distribution
+        assert ours.lam >= ours.lam_min - 1e-12
+
+
+def test_worst_case_at_optimum_equals_objective_and_bounds_others():
+    Xn, Z, y = random_instance(5, 9, 2, LEVELS, "classification")
+    X = np.column_stack([Xn, Z])
+    kw = dict(categorical_features=[2, 3, 4], categories=[list(range(a)) for a in LEVELS])
+    prob = dk.Problem("logistic", dk.Wasserstein(dk.GroundMetric(label=dk.LabelCost(1.0)), radius=0.2))
+    res = prob.compile(X, y, method="monolithic", **kw).solve()
+    inst = prob.bind(X, y, **kw)
+    assert dk.worst_case_value(inst, res.intercept, res.coef).value == pytest.approx(res.objective, rel=1e-6)
+    rng = np.random.default_rng(1)
+    for _ in range(5):
+        other = res.coef + 0.3 * rng.normal(size=res.coef.size)
+        assert dk.worst_case_value(inst, res.intercept, other).value >= res.objective - 1e-7
