@@ -14,6 +14,7 @@ mismatch cost ignores the coding; note D2 item 10a).
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, List, Optional, Sequence
 
@@ -106,12 +107,12 @@ class FeatureSchema:
     def infer(cls, X, categorical_features=None, categories="auto") -> "FeatureSchema":
         """Learn column roles and levels from training data ``X``."""
         if _is_dataframe(X):
-            names = [str(c) for c in X.columns]
+            names = _unique_names(X)
             if categorical_features is None:
-                cat_mask = [_is_categorical_dtype(X[c]) for c in X.columns]
+                cat_mask = [_is_categorical_dtype(X.iloc[:, j]) for j in range(X.shape[1])]
             else:
                 cat_mask = _mask_from_spec(categorical_features, names, "categorical_features")
-            columns = [X[c] for c in X.columns]
+            columns = [X.iloc[:, j] for j in range(X.shape[1])]
             from_df = True
         else:
             arr = np.asarray(X, dtype=object) if not isinstance(X, np.ndarray) else X
@@ -143,16 +144,16 @@ class FeatureSchema:
     def transform(self, X, handle_unknown: str = "error") -> MixedData:
         """Split ``X`` into the numerical block and categorical codes (level index per feature)."""
         if _is_dataframe(X):
-            names = [str(c) for c in X.columns]
+            names = _unique_names(X)
             if self.from_dataframe:
                 missing = [n for n in self.feature_names if n not in names]
                 if missing:
                     raise DataError(f"X is missing the column(s) {missing} seen at fit")
-                columns = [X[X.columns[names.index(n)]] for n in self.feature_names]
+                columns = [X.iloc[:, names.index(n)] for n in self.feature_names]
             else:
                 if X.shape[1] != len(self.feature_names):
                     raise DataError(f"X has {X.shape[1]} columns, expected {len(self.feature_names)}")
-                columns = [X[c] for c in X.columns]
+                columns = [X.iloc[:, j] for j in range(X.shape[1])]
             columns = [c.to_numpy() if not isinstance(c.dtype, pd.CategoricalDtype)
                        else c.astype(object).to_numpy() for c in columns]
         else:
@@ -194,6 +195,16 @@ class FeatureSchema:
         rows = np.broadcast_to(np.arange(K)[:, None], Z.shape)
         return sp.csr_matrix((np.ones(int(active.sum())), (rows[active], cols[active])),
                              shape=(K, self.n_dummies))
+
+
+def _unique_names(X) -> List[str]:
+    """The DataFrame's column names as strings; they must be unique (columns are matched by name)."""
+    names = [str(c) for c in X.columns]
+    duplicated = sorted(n for n, count in Counter(names).items() if count > 1)
+    if duplicated:
+        raise DataError(f"X has duplicate column names {duplicated[:10]}; columns are matched by name, "
+                        f"so their names must be unique")
+    return names
 
 
 def _key(v: Any):
@@ -240,9 +251,10 @@ def _codes(values, categories: list, name: str, handle_unknown: str) -> np.ndarr
         if handle_unknown == "error":
             seen = sorted({str(v) for v in values[unknown]})[:5]
             raise DataError(
-                f"categorical column {name!r} has level(s) {seen} not seen at fit (known: "
-                f"{[str(c) for c in categories][:10]}); pass handle_unknown='ignore' to encode unseen "
-                f"levels as the reference level (all dummy columns zero)")
+                f"categorical column {name!r} has level(s) {seen} not seen at fit and not in its "
+                f"categories (known: {[str(c) for c in categories][:10]}); at predict time, "
+                f"handle_unknown='ignore' encodes unseen levels as the reference level (all dummy "
+                f"columns zero)")
         codes[unknown] = 0
     return codes
 

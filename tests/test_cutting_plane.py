@@ -95,3 +95,15 @@ def test_auto_picks_cutting_plane_above_the_monolithic_limit():
     assert "cutting plane" in compiled.method_reason
     res = compiled.solve()
     assert res.status == "optimal" and res.relative_gap <= 1e-6
+
+
+def test_degenerate_optimum_constant_classifier_is_certified():
+    """Regression: the optimum is beta = 0 (value log 2); the last master stalled at AlmostSolved with the
+    default Clarabel settings and only the retry ladder certifies it."""
+    from tests.test_invariances import make_instance
+    X, y = make_instance(0, "classification")
+    metric = dk.GroundMetric(dk.NormCost(1, [1.0, 2.0]), dk.MismatchCost([0.5, 1.0]), dk.LabelCost(1.3))
+    prob = dk.Problem("logistic", dk.Wasserstein(metric, 0.5))
+    res = prob.compile(X, y, method="cutting_plane", categorical_features=[2, 3]).solve()
+    assert res.status == "optimal"
+    assert res.objective == pytest.approx(np.log(2), rel=1e-6)

@@ -21,6 +21,7 @@ from typing import Optional, Tuple
 import numpy as np
 
 from ..conic.builder import Affine, ProgramBuilder
+from ..exceptions import ParameterError
 
 CLASSIFICATION = "classification"
 REGRESSION = "regression"
@@ -87,7 +88,17 @@ class Loss:
 
     # ------------------------------------------------------------ sklearn-ish
     def get_params(self, deep: bool = True) -> dict:
+        """The loss's parameters (scikit-learn convention, so ``loss__delta`` works in grid searches)."""
         return {}
+
+    def set_params(self, **params) -> "Loss":
+        valid = self.get_params()
+        for key, value in params.items():
+            if key not in valid:
+                raise ParameterError(f"{type(self).__name__} has no parameter {key!r}; "
+                                     f"its parameters are {sorted(valid)}")
+            setattr(self, key, value)
+        return self
 
     def __eq__(self, other) -> bool:
         return type(self) is type(other) and self.get_params() == other.get_params()

@@ -27,8 +27,24 @@ from ..exceptions import ParameterError
 Weights = Union[None, Real, Sequence[float], np.ndarray, Mapping[str, float]]
 
 
+class NamedWeights(dict):
+    """``{column: weight}`` whose unnamed columns get ``default`` instead of 1.
+
+    :meth:`GroundMetric.scaled` returns these so that scaling ``{"age": 2}`` by ``c`` also scales the
+    columns the dict does not name (``{"age": 2 c}`` alone would leave them at 1).
+    """
+
+    def __init__(self, weights: Mapping[str, float], default: float = 1.0):
+        super().__init__(weights)
+        self.default = default
+
+    def __repr__(self) -> str:
+        return f"NamedWeights({dict.__repr__(self)}, default={self.default!r})"
+
+
 def resolve_weights(weights: Weights, names: List[str], what: str) -> np.ndarray:
-    """Per-column weights in schema order from ``None`` (all 1), a scalar, an array or ``{name: w}``.
+    """Per-column weights in schema order from ``None`` (all 1), a scalar, an array or ``{name: w}``
+    (unnamed columns 1, or ``weights.default`` for :class:`NamedWeights`).
 
     Raises :class:`ParameterError` for NaN or negative weights, a wrong length or unknown names.
     """
@@ -40,16 +56,21 @@ def resolve_weights(weights: Weights, names: List[str], what: str) -> np.ndarray
         if unknown:
             raise ParameterError(f"{what} weights name unknown column(s) {unknown}; "
                                  f"the {what} columns are {names}")
-        w = np.ones(n)
+        w = np.full(n, _as_weight(getattr(weights, "default", 1.0), what, "default"))
         for key, value in weights.items():
             w[names.index(str(key))] = _as_weight(value, what, key)
-    elif isinstance(weights, Real) and not isinstance(weights, bool):
+    elif (isinstance(weights, Real) or (isinstance(weights, np.ndarray) and weights.ndim == 0)) \
+            and not isinstance(weights, (bool, np.bool_)):
         w = np.full(n, _as_weight(weights, what, "all"))
     else:
-        w = np.asarray(weights, dtype=float).ravel()
+        try:
+            w = np.asarray(weights, dtype=float)
+        except (TypeError, ValueError):
+            raise ParameterError(f"{what} weights must be None, a number, one number per {what} "
+                                 f"column or a {{column: weight}} dict, got {weights!r}") from None
         if w.shape != (n,):
-            raise ParameterError(f"{what} weights have length {w.size}, but there are {n} {what} "
-                                 f"columns {names}")
+            raise ParameterError(f"{what} weights have shape {w.shape}, but there are {n} {what} "
+                                 f"columns {names} (expected shape ({n},))")
         for name, value in zip(names, w):
             _as_weight(value, what, name)
     return w.astype(float)
@@ -61,7 +82,8 @@ def _as_weight(value, what: str, name) -> float:
     except (TypeError, ValueError):
         raise ParameterError(f"{what} weight for {name!r} is not a number: {value!r}") from None
     if np.isnan(v) or v < 0:
-        raise ParameterError(f"{what} weight for {name!r} must be >= 0 (np.inf = immutable), got {value!r}")
+        raise ParameterError(f"{what} weight for {name!r} must be a number >= 0 (np.inf = immutable), "
+                             f"got {value!r}")
     return v
 
 

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from numbers import Real
 
 import numpy as np
 
 from ..exceptions import ParameterError
 from ..schema import FeatureSchema
-from .costs import LabelCost, MismatchCost, NormCost
+from .costs import LabelCost, MismatchCost, NamedWeights, NormCost
 
 
 @dataclass
@@ -81,12 +83,21 @@ class GroundMetric:
     def scaled(self, factor: float) -> "GroundMetric":
         """The metric multiplied by ``factor > 0`` (every weight and kappa)."""
         num, cat, lab = self._parts()
+        try:
+            factor = float(factor)
+        except (TypeError, ValueError):
+            raise ParameterError(f"scaled factor must be a positive finite number, got {factor!r}") from None
+        if not (np.isfinite(factor) and factor > 0):
+            raise ParameterError(f"scaled factor must be a positive finite number, got {factor!r}")
 
         def scale(w):
             if w is None:
                 return factor
-            if isinstance(w, dict):
-                return {k: v * factor for k, v in w.items()}
+            if isinstance(w, Mapping):  # unnamed columns (weight 1 or w.default) scale too
+                return NamedWeights({k: v * factor for k, v in w.items()},
+                                    default=getattr(w, "default", 1.0) * factor)
+            if isinstance(w, Real) and not isinstance(w, bool):
+                return float(w) * factor
             return np.asarray(w, dtype=float) * factor
         num_w = scale(num.weights)
         # MismatchCost with p != 1: D scales by factor when every delta_l scales by factor.

@@ -21,7 +21,7 @@ from ..losses.base import CLASSIFICATION, REGRESSION
 from ..schema import FeatureSchema
 from ..solvers import solver_names
 from .problem import ON_INACCURATE, CompiledProblem, Problem
-from .validation import encode_binary_labels
+from .validation import as_1d, encode_binary_labels
 
 HANDLE_UNKNOWN = ("error", "ignore")
 
@@ -76,12 +76,17 @@ class _DROLinearModel(BaseEstimator):
             raise TypeError("drokit estimators do not accept sparse input; pass a dense array or a "
                             "DataFrame (categorical columns are one-hot encoded internally)")
         if hasattr(X, "iloc"):
+            if X.ndim != 2:
+                raise ValueError(f"Expected a 2D DataFrame, got a pandas object of shape {X.shape}")
+            if X.shape[0] == 0 or X.shape[1] == 0:
+                raise ValueError(f"Found a DataFrame of shape {X.shape}; at least 1 sample and 1 "
+                                 f"feature are required.")
             return X
         X = np.asarray(X) if not isinstance(X, np.ndarray) else X
         if np.iscomplexobj(X):
             raise ValueError("Complex data not supported")
         if X.ndim == 1:
-            raise ValueError("Expected 2D array, got 1D array instead; reshape your data with "
+            raise ValueError("Expected 2D array, got 1D array instead. Reshape your data with "
                              "X.reshape(-1, 1) for a single feature or X.reshape(1, -1) for a single sample")
         if X.ndim != 2:
             raise ValueError(f"Expected a 2D array, got an array of shape {X.shape}")
@@ -113,12 +118,16 @@ class _DROLinearModel(BaseEstimator):
         self.n_features_in_ = len(schema.feature_names)
         if schema.from_dataframe and all(isinstance(c, str) for c in X.columns):
             self.feature_names_in_ = np.asarray(X.columns, dtype=object)
+        elif hasattr(self, "feature_names_in_"):  # refit on data without names: drop the stale ones
+            del self.feature_names_in_
         self.feature_names_out_ = np.asarray(schema.encoded_names(), dtype=object)
         self.lambda_ = result.lambda_
         return result
 
     def _decision(self, X) -> np.ndarray:
         check_is_fitted(self, "result_")
+        if self.handle_unknown not in HANDLE_UNKNOWN:
+            raise ParameterError(f"handle_unknown must be one of {HANDLE_UNKNOWN}, got {self.handle_unknown!r}")
         X = self._check_input(X)
         n_cols = X.shape[1]
         if n_cols != self.n_features_in_:
@@ -195,8 +204,9 @@ class DROClassifier(ClassifierMixin, _DROLinearModel):
 
     def fit(self, X, y):
         """Fit the model; returns ``self``."""
-        n = X.shape[0] if hasattr(X, "shape") else len(X)
-        _, classes = encode_binary_labels(y, n)
+        X = self._check_input(X)
+        y = as_1d(y, X.shape[0])  # once, so that a column vector warns once
+        _, classes = encode_binary_labels(y, X.shape[0])
         result = self._fit(X, y)
         self.classes_ = classes
         self.coef_ = result.coef.reshape(1, -1)
@@ -208,10 +218,14 @@ class DROClassifier(ClassifierMixin, _DROLinearModel):
         return self._decision(X)
 
     def predict(self, X) -> np.ndarray:
-        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+        positive = self.decision_function(X) > 0  # first: raises NotFittedError before fit
+        return self.classes_[positive.astype(int)]
 
     def _has_proba(self) -> bool:
-        return get_loss(self.loss if self.loss is not None else "logistic").name == "logistic"
+        try:
+            return get_loss(self.loss if self.loss is not None else "logistic").name == "logistic"
+        except ParameterError:  # an unknown loss name has no probabilities (fit reports the name)
+            return False
 
     @available_if(_has_proba)
     def predict_proba(self, X) -> np.ndarray:

@@ -46,7 +46,8 @@ def count_configuration_rows(inst: DROInstance) -> int:
 
 
 def enumerate_configurations(inst: DROInstance, nominal_only: bool = False) -> ConfigurationRows:
-    """All configuration rows of ``inst`` (or only ``z = z_n`` when ``nominal_only``)."""
+    """All configuration rows of ``inst``; with ``nominal_only`` only the observed samples
+    (``z = z_n``, label kept)."""
     N = inst.n_samples
     Zs = inst.data.Z
     m = Zs.shape[1]
@@ -65,7 +66,7 @@ def enumerate_configurations(inst: DROInstance, nominal_only: bool = False) -> C
         mismatch = Z != Zs[sample]
         cost = inst.metric.categorical.distance_from_mismatch(mismatch, delta)
     flip = np.zeros(sample.shape[0], dtype=bool)
-    if inst.label_flips:
+    if inst.label_flips and not nominal_only:
         kappa = inst.metric.kappa
         sample = np.concatenate([sample, sample])
         Z = np.concatenate([Z, Z])

@@ -147,7 +147,13 @@ def solve_with_retries(backend: SolverBackend, program: ConicProgram,
         merged = {**extra, **dict(options or {})}
         if extra and all(k in (options or {}) for k in extra):
             continue  # the user fixed these settings; retrying would repeat the same solve
-        sol = backend.solve(program, merged, verbose=verbose)
+        try:
+            sol = backend.solve(program, merged, verbose=verbose)
+        except Exception as exc:  # a retry setting this build does not support: skip it
+            if not extra:
+                raise
+            attempts.append((dict(extra), f"{type(exc).__name__}: {exc}"))
+            continue
         attempts.append((dict(extra), sol.raw_status))
         if best is None or rank.get(sol.status, 9) < rank.get(best.status, 9):
             best = sol

@@ -36,9 +36,12 @@ class ClarabelBackend(SolverBackend):
     # Clarabel's own defaults, listed so that unknown option names are caught; any Clarabel
     # DefaultSettings attribute may be passed.
     DEFAULTS: Dict[str, Any] = {}
-    # Measured on German-credit exponential-cone masters that stall with the defaults (AlmostSolved /
-    # InsufficientProgress): shorter steps or no equilibration often finish them (benchmarks/RESULTS.md).
-    RETRY_SETTINGS = ({"max_step_fraction": 0.9}, {"equilibrate_enable": False},
+    # Measured on exponential-cone masters that stall with the defaults (AlmostSolved /
+    # InsufficientProgress), German credit and degenerate optima (beta = 0): each of these finishes some
+    # of them (benchmarks/RESULTS.md). Tried in order, only after a non-optimal status.
+    RETRY_SETTINGS = ({"max_step_fraction": 0.9}, {"static_regularization_constant": 1e-7},
+                      {"direct_solve_method": "faer"}, {"equilibrate_enable": False},
+                      {"static_regularization_enable": False},
                       {"max_step_fraction": 0.8, "equilibrate_enable": False})
 
     def unavailable_reason(self):

@@ -118,9 +118,7 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
     options.validate()
     if log is None:
         log = (lambda msg: print(msg, file=sys.stderr, flush=True)) if options.verbose else (lambda msg: None)
-    work = enumerate_configurations(inst, nominal_only=True)
-    if inst.label_flips:  # the nominal rows only: z = z_n, label kept
-        work = take_rows(work, np.flatnonzero(~work.flip))
+    work = enumerate_configurations(inst, nominal_only=True)  # z = z_n, label kept
     seen = set(_row_keys(work))
     lower, upper = -np.inf, np.inf
     best = None

@@ -133,9 +133,6 @@ def compile_cutting_plane(inst: DROInstance, max_configurations: int = MAX_CONFI
             f"graph reformulation) are planned but not in this version of drokit")
     oracle = EnumerationOracle(inst)
     rows = enumerate_configurations(inst, nominal_only=True)
-    if inst.label_flips:
-        rows = type(rows)(rows.sample[~rows.flip], rows.Z[~rows.flip], rows.cost[~rows.flip],
-                          rows.flip[~rows.flip])
     why = (f"cutting plane over {size:,} configuration rows with the exact enumeration oracle "
            f"(belbasi2023 Alg. 1, sun2025 Alg. 2)")
     return CompiledProgram(build_dual_program(inst, rows), "cutting_plane", why, size,
