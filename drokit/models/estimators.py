@@ -32,23 +32,12 @@ class _DROLinearModel(BaseEstimator):
     _task: str = CLASSIFICATION
     _default_loss: str = "logistic"
 
-    def __init__(self, loss=None, ambiguity=None, *, method="auto", solver="clarabel",
-                 solver_options=None, fit_intercept=True, categorical_features=None,
-                 categories="auto", handle_unknown="error", on_inaccurate="raise",
-                 max_configurations=MAX_CONFIGURATIONS, method_options=None, verbose=False):
-        self.loss = loss
-        self.ambiguity = ambiguity
-        self.method = method
-        self.solver = solver
-        self.solver_options = solver_options
-        self.fit_intercept = fit_intercept
-        self.categorical_features = categorical_features
-        self.categories = categories
-        self.handle_unknown = handle_unknown
-        self.on_inaccurate = on_inaccurate
-        self.max_configurations = max_configurations
-        self.method_options = method_options
-        self.verbose = verbose
+    def _store_params(self, params: dict) -> None:
+        """``__init__`` only stores its arguments (scikit-learn contract); the subclasses' explicit
+        signatures are what ``get_params`` reads."""
+        for name, value in params.items():
+            if name not in ("self", "__class__"):
+                setattr(self, name, value)
 
     # ------------------------------------------------------------ validation
     def _validate_params(self) -> None:
@@ -195,12 +184,7 @@ class DROClassifier(ClassifierMixin, _DROLinearModel):
                  solver_options=None, fit_intercept=True, categorical_features=None,
                  categories="auto", handle_unknown="error", on_inaccurate="raise",
                  max_configurations=MAX_CONFIGURATIONS, method_options=None, verbose=False):
-        super().__init__(loss=loss, ambiguity=ambiguity, method=method, solver=solver,
-                         solver_options=solver_options, fit_intercept=fit_intercept,
-                         categorical_features=categorical_features, categories=categories,
-                         handle_unknown=handle_unknown, on_inaccurate=on_inaccurate,
-                         max_configurations=max_configurations, method_options=method_options,
-                         verbose=verbose)
+        self._store_params(locals())
 
     def fit(self, X, y):
         """Fit the model; returns ``self``."""
@@ -260,12 +244,7 @@ class DRORegressor(RegressorMixin, _DROLinearModel):
                  solver_options=None, fit_intercept=True, categorical_features=None,
                  categories="auto", handle_unknown="error", on_inaccurate="raise",
                  max_configurations=MAX_CONFIGURATIONS, method_options=None, verbose=False):
-        super().__init__(loss=loss, ambiguity=ambiguity, method=method, solver=solver,
-                         solver_options=solver_options, fit_intercept=fit_intercept,
-                         categorical_features=categorical_features, categories=categories,
-                         handle_unknown=handle_unknown, on_inaccurate=on_inaccurate,
-                         max_configurations=max_configurations, method_options=method_options,
-                         verbose=verbose)
+        self._store_params(locals())
 
     def fit(self, X, y):
         """Fit the model; returns ``self``."""

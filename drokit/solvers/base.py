@@ -134,6 +134,16 @@ class SolverBackend:
     def map_status(self, raw_status: str) -> str:
         return self.STATUS_MAP.get(raw_status, SOLVER_ERROR)
 
+    @staticmethod
+    def objectives(status: str, primal: float, dual: float, c0: float):
+        """(primal, dual) objectives including ``c0``; +inf for an infeasible, -inf for an unbounded
+        program (a minimization), whatever the solver printed."""
+        if status in (INFEASIBLE, INFEASIBLE_INACCURATE):
+            return np.inf, np.inf
+        if status in (UNBOUNDED, UNBOUNDED_INACCURATE):
+            return -np.inf, -np.inf
+        return float(primal) + c0, float(dual) + c0
+
 
 def solve_with_retries(backend: SolverBackend, program: ConicProgram,
                        options: Optional[Mapping[str, Any]] = None, verbose: bool = False) -> SolverSolution:

@@ -123,13 +123,7 @@ class ECOSBackend(SolverBackend):
             y[data["eq_rows"]] = np.asarray(raw["y"], dtype=float)
         if data["cone_rows"].size:
             y[data["cone_rows"]] = np.asarray(raw["z"], dtype=float)
-        if status in (base.INFEASIBLE, base.INFEASIBLE_INACCURATE):
-            primal, dual = np.inf, np.inf
-        elif status in (base.UNBOUNDED, base.UNBOUNDED_INACCURATE):
-            primal, dual = -np.inf, -np.inf
-        else:
-            primal = float(info["pcost"]) + program.c0
-            dual = float(info["dcost"]) + program.c0
+        primal, dual = self.objectives(status, info["pcost"], info["dcost"], program.c0)
         timing = info.get("timing", {})
         return SolverSolution(
             status=status, raw_status=f"{flag}: {info.get('infostring', '')}", solver=self.name,

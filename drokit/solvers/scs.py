@@ -121,13 +121,7 @@ class SCSBackend(SolverBackend):
         x = np.asarray(raw["x"], dtype=float)
         y = np.empty(program.n_constraints)
         y[data["perm"]] = np.asarray(raw["y"], dtype=float)
-        if status in (base.INFEASIBLE, base.INFEASIBLE_INACCURATE):
-            primal, dual = np.inf, np.inf
-        elif status in (base.UNBOUNDED, base.UNBOUNDED_INACCURATE):
-            primal, dual = -np.inf, -np.inf
-        else:
-            primal = float(info["pobj"]) + program.c0
-            dual = float(info["dobj"]) + program.c0
+        primal, dual = self.objectives(status, info["pobj"], info["dobj"], program.c0)
         return SolverSolution(
             status=status, raw_status=str(info["status"]), solver=self.name, x=x, y=y,
             primal_objective=primal, dual_objective=dual, iterations=int(info["iter"]),

@@ -58,15 +58,23 @@ def compile_closed_form(inst: DROInstance) -> CompiledProgram:
     return CompiledProgram(build_dual_program(inst, rows), "closed_form", why, rows.size)
 
 
-def compile_monolithic(inst: DROInstance, max_configurations: int = MAX_CONFIGURATIONS) -> CompiledProgram:
+def check_enumeration_size(inst: DROInstance, method: str, max_configurations: int) -> int:
+    """Number of configuration rows of the full enumeration; raises if above the limit."""
     size = count_configuration_rows(inst)
     if size > max_configurations:
         raise ProblemTooLargeError(
-            f"method='monolithic' would enumerate N*|Z|{'*2' if inst.label_flips else ''} = {size:,} "
+            f"method={method!r} would enumerate N*|Z|{'*2' if inst.label_flips else ''} = {size:,} "
             f"configuration rows ({inst.n_samples} samples x {inst.mutable_configurations():,} "
             f"categorical configurations), above max_configurations={max_configurations:,}. Raise "
-            f"max_configurations if you have the memory, make features immutable, or use "
-            f"method='cutting_plane' (small conic masters; its enumeration oracle has the same limit)")
+            f"max_configurations if you have the memory, or make features immutable (weight np.inf) to "
+            f"shrink the mutable configurations. method='cutting_plane' keeps the conic program small but "
+            f"its enumeration oracle has the same limit; oracles that avoid enumeration (sorting/DP, "
+            f"graph reformulation) are planned but not in this version of drokit")
+    return size
+
+
+def compile_monolithic(inst: DROInstance, max_configurations: int = MAX_CONFIGURATIONS) -> CompiledProgram:
+    size = check_enumeration_size(inst, "monolithic", max_configurations)
     rows = enumerate_configurations(inst)
     why = (f"{inst.n_categorical} categorical features with {inst.mutable_configurations():,} "
            f"configurations: full enumeration, {size:,} configuration rows "
@@ -124,13 +132,7 @@ def compile_cutting_plane(inst: DROInstance, max_configurations: int = MAX_CONFI
     """Prepare the cutting-plane method: the exact enumeration oracle and the first master."""
     from ...oracles.enumeration import EnumerationOracle
     from .dual import build_dual_program
-    size = count_configuration_rows(inst)
-    if size > max_configurations:
-        raise ProblemTooLargeError(
-            f"method='cutting_plane' with the enumeration oracle would enumerate {size:,} configuration "
-            f"rows, above max_configurations={max_configurations:,}. Raise max_configurations if you "
-            f"have the memory or make features immutable; oracles that avoid enumeration (sorting/DP, "
-            f"graph reformulation) are planned but not in this version of drokit")
+    size = check_enumeration_size(inst, "cutting_plane", max_configurations)
     oracle = EnumerationOracle(inst)
     rows = enumerate_configurations(inst, nominal_only=True)
     why = (f"cutting plane over {size:,} configuration rows with the exact enumeration oracle "
