@@ -78,7 +78,9 @@ class Problem:
             schema = FeatureSchema.infer(X, categorical_features, categories)
         data = schema.transform(X, handle_unknown=handle_unknown)
         if task == CLASSIFICATION:
-            y_enc, _ = encode_binary_labels(y, data.n_samples)
+            y_enc = _plus_minus_one(y, data.n_samples)
+            if y_enc is None:
+                y_enc, _ = encode_binary_labels(y, data.n_samples)
         else:
             y_enc = check_target(y, data.n_samples)
         resolved = metric.resolve(schema)
@@ -238,3 +240,13 @@ class CompiledProblem:
             primal_residual=float(sol.info.get("r_prim", np.nan)),
             dual_residual=float(sol.info.get("r_dual", np.nan)), primal=primal, dual=sol.y,
             warnings=list(notes))
+
+
+def _plus_minus_one(y, n_samples: int):
+    """Labels already coded -1/+1 are used as they are, even a single class (a Problem may describe
+    one group's data; the estimators still require two classes); ``None`` otherwise."""
+    from .validation import as_1d
+    arr = as_1d(y, n_samples)
+    if arr.dtype.kind in "iuf" and np.all(np.isin(arr, (-1, 1))):
+        return arr.astype(float)
+    return None
