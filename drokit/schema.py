@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, List, Optional, Sequence
+from typing import Any, List, Sequence
 
 import numpy as np
 import scipy.sparse as sp
@@ -182,7 +182,7 @@ class FeatureSchema:
             Z[:, k] = _codes(columns[j], cats, self.feature_names[j], handle_unknown)
         return MixedData(X=Xn, Z=Z, levels=self.levels)
 
-    def design(self, data: MixedData, fill_unknown: bool = True) -> sp.csr_matrix:
+    def design(self, data: MixedData) -> sp.csr_matrix:
         """Sparse design matrix ``[X_num, dummies(Z)]`` (N, n_encoded); code -1 (unknown) -> all zeros."""
         return sp.hstack([sp.csr_matrix(data.X), self.dummies(data.Z)], format="csr")
 

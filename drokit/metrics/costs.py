@@ -17,7 +17,7 @@ The transport cost between ``xi = (x, z, y)`` and ``xi' = (x', z', y')`` is
 from __future__ import annotations
 
 from numbers import Real
-from typing import List, Mapping, Optional, Sequence, Union
+from typing import List, Mapping, Sequence, Union
 
 import numpy as np
 

@@ -15,7 +15,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from ..conic.reformulations import MAX_CONFIGURATIONS, METHODS
-from ..exceptions import DataError, ParameterError
+from ..exceptions import ParameterError
 from ..losses import get_loss
 from ..losses.base import CLASSIFICATION, REGRESSION
 from ..schema import FeatureSchema
