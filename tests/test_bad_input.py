@@ -443,11 +443,17 @@ def test_monolithic_too_large_problem():
         flips.compile(X, y, method="monolithic", categorical_features=CAT, max_configurations=60)
 
 
-@pytest.mark.parametrize("method", ["monolithic", "auto"])
-def test_estimator_too_large_problem(method):
+def test_estimator_too_large_problem():
     X, y = data()
-    assert_fit_fails(clf(method=method, max_configurations=30), X, y, dk.ProblemTooLargeError,
+    assert_fit_fails(clf(method="monolithic", max_configurations=30), X, y, dk.ProblemTooLargeError,
                      r"(?s)max_configurations=30.*(cutting_plane|mutable)")
+
+
+def test_auto_falls_back_to_the_cutting_plane_above_the_limit():
+    X, y = data()
+    est = clf(method="auto", max_configurations=30).fit(X, y)
+    assert est.result_.method == "cutting_plane"
+    assert est.result_.status == "optimal"
 
 
 def test_immutable_features_do_not_count_toward_the_limit():

@@ -107,3 +107,28 @@ def test_degenerate_optimum_constant_classifier_is_certified():
     res = prob.compile(X, y, method="cutting_plane", categorical_features=[2, 3]).solve()
     assert res.status == "optimal"
     assert res.objective == pytest.approx(np.log(2), rel=1e-6)
+
+
+@pytest.mark.parametrize("oracle", ["dp", "enumeration"])
+def test_both_oracles_reach_the_monolithic_optimum(oracle):
+    X, y, kw = _data("classification", seed=7)
+    prob = _problem(dk.losses.Logistic(), "classification", 0.9, 2, 1, delta=[0.4, 1.1, 0.8])
+    ref = prob.compile(X, y, method="monolithic", **kw).solve().objective
+    res = prob.compile(X, y, method="cutting_plane", **kw).solve(method_options={"oracle": oracle})
+    assert res.objective == pytest.approx(ref, rel=1e-6)
+    with pytest.raises(dk.ParameterError, match="unknown oracle"):
+        prob.compile(X, y, method="cutting_plane", **kw).solve(method_options={"oracle": "magic"})
+
+
+def test_categorical_space_too_large_to_enumerate_is_solved_and_certified():
+    """12 binary-or-more features: 5 * 4^11 = 21 million configurations per sample, never enumerated."""
+    rng = np.random.default_rng(0)
+    N, m = 60, 12
+    Z = np.column_stack([rng.integers(0, 4 if l else 5, N) for l in range(m)])
+    X = np.column_stack([rng.normal(size=N), Z])
+    y = np.where(X[:, 0] + (Z[:, 1] > 1) + rng.normal(size=N) > 0.5, 1, -1)
+    prob = _problem(dk.losses.Logistic(), "classification", np.inf, 1, 1, radius=0.1)
+    res = prob.compile(X, y, categorical_features=list(range(1, m + 1))).solve()
+    assert res.method == "cutting_plane" and res.status == "optimal"
+    assert res.n_configuration_rows == N * 5 * 4 ** 11
+    assert res.relative_gap <= 1e-6 and res.max_violation <= 1e-6

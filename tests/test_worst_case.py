@@ -42,3 +42,25 @@ def test_worst_case_at_optimum_equals_objective_and_bounds_others():
     for _ in range(5):
         other = res.coef + 0.3 * rng.normal(size=res.coef.size)
         assert dk.worst_case_value(inst, res.intercept, other).value >= res.objective - 1e-7
+
+
+@pytest.mark.parametrize("loss,task,kappa", [("logistic", "classification", np.inf),
+                                             ("hinge", "classification", 0.6),
+                                             ("smooth_hinge", "classification", 1.5),
+                                             ("huber", "regression", np.inf),
+                                             ("pinball", "regression", 2.0)])
+def test_oracle_evaluation_equals_enumeration_lp(loss, task, kappa):
+    """The DP-oracle 1-D minimization over lambda equals the enumeration LP (no enumeration needed)."""
+    Xn, Z, y = random_instance(8, 10, 2, LEVELS, task)
+    metric = dk.GroundMetric(numerical=dk.NormCost(p=2), categorical=dk.MismatchCost([0.7, 1.2, 0.4], p=2),
+                             label=dk.LabelCost(kappa))
+    for radius in (0.05, 0.5, 3.0):
+        prob = dk.Problem(loss, dk.Wasserstein(metric, radius=radius), task=task)
+        inst = prob.bind(np.column_stack([Xn, Z]), y, categorical_features=[2, 3, 4],
+                         categories=[list(range(a)) for a in LEVELS])
+        rng = np.random.default_rng(int(radius * 10))
+        for _ in range(4):
+            b0, coef = rng.normal(), rng.normal(size=inst.schema.n_encoded)
+            lp = dk.worst_case_value(inst, b0, coef).value
+            dp = dk.worst_case_value_oracle(inst, b0, coef).value
+            assert dp == pytest.approx(lp, rel=1e-8, abs=1e-10)

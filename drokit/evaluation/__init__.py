@@ -1,5 +1,7 @@
 """Evaluation of fixed models: exact worst-case risk over an ambiguity set."""
 
-from .worst_case import WorstCaseValue, lambda_floor, worst_case_value
+from .worst_case import (WorstCaseValue, certified_upper_bound, lambda_floor, worst_case_value,
+                         worst_case_value_oracle)
 
-__all__ = ["WorstCaseValue", "worst_case_value", "lambda_floor"]
+__all__ = ["WorstCaseValue", "worst_case_value", "worst_case_value_oracle", "certified_upper_bound",
+           "lambda_floor"]

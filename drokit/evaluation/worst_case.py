@@ -93,3 +93,75 @@ def worst_case_value(inst: DROInstance, intercept: float, coef: np.ndarray,
                           raw_status=str(res.status), solver="highs")
     mass = -np.asarray(res.ineqlin.marginals)
     return WorstCaseValue(float(res.fun), float(res.x[0]), lam_min, rows, losses, mass)
+
+
+def worst_case_value_oracle(inst: DROInstance, intercept: float, coef: np.ndarray, oracle=None,
+                            tol: float = 1e-10, max_iter: int = 200) -> WorstCaseValue:
+    """Worst-case risk of a fixed model with a separation oracle instead of the enumeration.
+
+    ``F(lambda) = lambda eps + mean_n max_k (l_k - lambda c_k)`` is convex and piecewise linear in
+    lambda; the oracle (called with ``s = 0``) returns ``F`` and a subgradient ``eps - mean_n c_{k*}``.
+    Two supporting lines with slopes of opposite sign bracket the minimum; evaluating ``F`` at their
+    intersection either proves optimality (``F`` equals the lines' value there) or gives a new line.
+    Finite for a piecewise-linear ``F``.  The returned value is ``F`` at the best lambda found, so it is
+    always an upper bound on ``WC(beta)`` (and equal to it at convergence, within ``tol``).
+    """
+    from ..oracles.dp import DPOracle
+    if oracle is None:
+        oracle = DPOracle(inst)
+    N = inst.n_samples
+    lam_min = lambda_floor(inst, coef)
+    zeros = np.zeros(N)
+    if inst.radius == 0:
+        rows = enumerate_configurations(inst, nominal_only=True)
+        return WorstCaseValue(float(row_losses(inst, rows, intercept, coef).mean()), np.inf, lam_min,
+                              rows, np.zeros(0), np.zeros(0))
+    if not np.isfinite(lam_min):
+        return WorstCaseValue(np.inf, np.inf, lam_min, None, np.zeros(0), np.zeros(0))
+
+    def line(lam):
+        sep = oracle.separate(intercept, coef, lam, zeros)
+        value = lam * inst.radius + float(np.mean(sep.violation))
+        slope = inst.radius - float(np.mean(sep.rows.cost))
+        return value, slope, sep
+
+    lo = (lam_min, *line(lam_min))
+    best = lo
+    if lo[2] >= 0:  # F increasing from lambda_min on
+        return WorstCaseValue(lo[1], lam_min, lam_min, lo[3].rows, np.zeros(0), np.zeros(0))
+    lam_hi = max(2.0 * lam_min, 1.0)
+    hi = (lam_hi, *line(lam_hi))
+    while hi[2] < 0:  # F still decreasing: move right (slope -> eps > 0 as lambda grows)
+        best = hi if hi[1] < best[1] else best
+        lo = hi
+        lam_hi *= 4.0
+        hi = (lam_hi, *line(lam_hi))
+        if lam_hi > 1e12:
+            raise SolverError("worst-case evaluation: F(lambda) keeps decreasing; the radius is 0 or "
+                              "the costs are degenerate", solver="dp")
+    best = hi if hi[1] < best[1] else best
+    for _ in range(max_iter):
+        (l0, v0, g0, _), (l1, v1, g1, _) = lo, hi
+        if g1 - g0 <= 0 or l1 - l0 <= tol * max(1.0, l1):
+            break
+        lam_x = (v1 - v0 + g0 * l0 - g1 * l1) / (g0 - g1)  # intersection of the two lines
+        lam_x = min(max(lam_x, l0), l1)
+        cut_value = v0 + g0 * (lam_x - l0)
+        x = (lam_x, *line(lam_x))
+        if x[1] < best[1]:
+            best = x
+        if x[1] <= cut_value + tol * max(1.0, abs(cut_value)) or x[2] == 0:
+            break
+        if x[2] < 0:
+            lo = x
+        else:
+            hi = x
+    return WorstCaseValue(best[1], best[0], lam_min, best[3].rows, np.zeros(0), np.zeros(0))
+
+
+def certified_upper_bound(inst: DROInstance, intercept: float, coef: np.ndarray) -> float:
+    """Exact worst-case risk of the model: the enumeration LP when it is small enough, else the DP
+    oracle's one-dimensional minimization."""
+    if inst.radius == 0 or count_configuration_rows(inst) <= MAX_EVALUATION_ROWS:
+        return worst_case_value(inst, intercept, coef).value
+    return worst_case_value_oracle(inst, intercept, coef).value

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..ambiguity.wasserstein import Wasserstein
 from ..conic.reformulations import MAX_CONFIGURATIONS, CompiledProgram, compile_instance
+from ..oracles import make_oracle
 from ..exceptions import ParameterError, SolverError
 from ..losses import Loss, get_loss
 from ..losses.base import CLASSIFICATION, REGRESSION
@@ -175,16 +176,18 @@ class CompiledProblem:
 
     def _solve_cutting_plane(self, backend, solver_options, on_inaccurate, verbose, method_options):
         from ..conic.reformulations.cutting_plane import CuttingPlaneOptions, solve_cutting_plane
-        from ..evaluation.worst_case import worst_case_value
+        from ..evaluation.worst_case import certified_upper_bound
+        opts = dict(method_options or {})
+        oracle_name = opts.pop("oracle", "dp")
         try:
-            options = CuttingPlaneOptions(**dict(method_options or {}), verbose=bool(verbose))
+            options = CuttingPlaneOptions(**opts, verbose=bool(verbose))
         except TypeError as exc:
-            raise ParameterError(f"invalid cutting-plane option: {exc}; valid options: gap_tol, "
+            raise ParameterError(f"invalid cutting-plane option: {exc}; valid options: oracle, gap_tol, "
                                  f"violation_tol, max_rounds, cuts, near_margin") from None
-        out = solve_cutting_plane(self.instance, self.compiled.info["oracle"], backend, options,
-                                  solver_options)
+        oracle = make_oracle(self.instance, oracle_name, self.compiled.info["max_configurations"])
+        out = solve_cutting_plane(self.instance, oracle, backend, options, solver_options)
         t0 = time.perf_counter()
-        upper = worst_case_value(self.instance, out.intercept, out.coef).value
+        upper = certified_upper_bound(self.instance, out.intercept, out.coef)
         eval_time = time.perf_counter() - t0
         notes = []
         status = "optimal"
@@ -218,7 +221,7 @@ class CompiledProblem:
             warnings=notes, max_violation=out.max_violation, history=out.history)
 
     def _result(self, sol, notes) -> FitResult:
-        from ..evaluation.worst_case import worst_case_value
+        from ..evaluation.worst_case import certified_upper_bound
         program, inst = self.program, self.instance
         x = sol.x
         primal = {name: x[sl].copy() for name, sl in program.variables.items() if "#" not in name}
@@ -226,7 +229,7 @@ class CompiledProblem:
         intercept = float(primal["intercept"][0]) if "intercept" in primal else 0.0
         lam = float(primal["lambda"][0]) if "lambda" in primal else float("nan")
         t0 = time.perf_counter()
-        upper = worst_case_value(inst, intercept, coef).value
+        upper = certified_upper_bound(inst, intercept, coef)
         eval_time = time.perf_counter() - t0
         return FitResult(
             objective=float(sol.primal_objective), status=sol.status, method=self.method,

@@ -4,5 +4,22 @@ from .base import Separation, SeparationOracle
 from .enumeration import (ConfigurationRows, EnumerationOracle, all_levels_grid, concat_rows,
                           count_configuration_rows, enumerate_configurations, take_rows)
 
-__all__ = ["Separation", "SeparationOracle", "EnumerationOracle", "concat_rows", "take_rows",
+__all__ = ["make_oracle", "ORACLES", "Separation", "SeparationOracle", "EnumerationOracle", "concat_rows", "take_rows",
            "ConfigurationRows", "all_levels_grid", "count_configuration_rows", "enumerate_configurations"]
+
+
+ORACLES = ("dp", "enumeration")
+
+
+def make_oracle(inst, name: str = "dp", max_configurations: int = 1_000_000):
+    """The separation oracle called ``name``: ``"dp"`` (exact, no enumeration; default) or
+    ``"enumeration"`` (exact brute force, the reference; refused above ``max_configurations`` rows)."""
+    from ..exceptions import ParameterError
+    if name == "dp":
+        from .dp import DPOracle
+        return DPOracle(inst)
+    if name == "enumeration":
+        from ..conic.reformulations.paths import check_enumeration_size
+        check_enumeration_size(inst, "cutting_plane", max_configurations)
+        return EnumerationOracle(inst)
+    raise ParameterError(f"unknown oracle {name!r}; choose one of {list(ORACLES)}")

@@ -67,9 +67,8 @@ def check_enumeration_size(inst: DROInstance, method: str, max_configurations: i
             f"configuration rows ({inst.n_samples} samples x {inst.mutable_configurations():,} "
             f"categorical configurations), above max_configurations={max_configurations:,}. Raise "
             f"max_configurations if you have the memory, or make features immutable (weight np.inf) to "
-            f"shrink the mutable configurations. method='cutting_plane' keeps the conic program small but "
-            f"its enumeration oracle has the same limit; oracles that avoid enumeration (sorting/DP, "
-            f"graph reformulation) are planned but not in this version of drokit")
+            f"shrink the mutable configurations, or use method='cutting_plane' (its default DP oracle "
+            f"does not enumerate)")
     return size
 
 
@@ -95,16 +94,8 @@ def choose_method(inst: DROInstance, method: str, max_configurations: int) -> Tu
     size = count_configuration_rows(inst)
     if size <= min(MONOLITHIC_AUTO_LIMIT, max_configurations):
         return "monolithic", f"auto: full enumeration is tiny ({size:,} rows <= {MONOLITHIC_AUTO_LIMIT:,})"
-    if size <= max_configurations:
-        return "cutting_plane", (f"auto: {size:,} configuration rows is too many for one conic program "
-                                 f"(> {MONOLITHIC_AUTO_LIMIT:,}) but fits the enumeration oracle "
-                                 f"(<= max_configurations={max_configurations:,})")
-    raise ProblemTooLargeError(
-        f"method='auto' found no exact method for this size: the full enumeration has {size:,} "
-        f"configuration rows (> max_configurations={max_configurations:,}) and the oracles that avoid "
-        f"enumeration (sorting/DP oracles, graph reformulation) are planned but not in this version of "
-        f"drokit. Raise "
-        f"max_configurations, or reduce the number of mutable categorical features")
+    return "cutting_plane", (f"auto: {size:,} configuration rows is too many for one conic program "
+                             f"(> {MONOLITHIC_AUTO_LIMIT:,}); the DP oracle separates without enumerating")
 
 
 def compile_instance(inst: DROInstance, method: str = "auto",
@@ -129,13 +120,11 @@ def compile_instance(inst: DROInstance, method: str = "auto",
 
 
 def compile_cutting_plane(inst: DROInstance, max_configurations: int = MAX_CONFIGURATIONS) -> CompiledProgram:
-    """Prepare the cutting-plane method: the exact enumeration oracle and the first master."""
-    from ...oracles.enumeration import EnumerationOracle
-    from .dual import build_dual_program
-    size = check_enumeration_size(inst, "cutting_plane", max_configurations)
-    oracle = EnumerationOracle(inst)
+    """Prepare the cutting-plane method: the first master (nominal rows); the oracle is built at solve
+    time (``method_options={"oracle": "dp" | "enumeration"}``, default the exact DP oracle)."""
     rows = enumerate_configurations(inst, nominal_only=True)
-    why = (f"cutting plane over {size:,} configuration rows with the exact enumeration oracle "
-           f"(belbasi2023 Alg. 1, sun2025 Alg. 2)")
+    size = count_configuration_rows(inst)
+    why = (f"cutting plane with an exact separation oracle over {size:,} configuration rows "
+           f"(belbasi2023 Alg. 1, sun2025 Alg. 1-2)")
     return CompiledProgram(build_dual_program(inst, rows), "cutting_plane", why, size,
-                           info={"oracle": oracle})
+                           info={"max_configurations": max_configurations})
