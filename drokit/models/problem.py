@@ -183,7 +183,7 @@ class CompiledProblem:
             options = CuttingPlaneOptions(**opts, verbose=bool(verbose))
         except TypeError as exc:
             raise ParameterError(f"invalid cutting-plane option: {exc}; valid options: oracle, gap_tol, "
-                                 f"violation_tol, max_rounds, cuts, near_margin") from None
+                                 f"violation_tol, max_rounds, coef_bound, cuts, near_margin") from None
         oracle = make_oracle(self.instance, oracle_name, self.compiled.info["max_configurations"])
         out = solve_cutting_plane(self.instance, oracle, backend, options, solver_options)
         t0 = time.perf_counter()

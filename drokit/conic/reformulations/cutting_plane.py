@@ -13,7 +13,10 @@ Bounds every round:
   (belbasi2023 §5, with the tighter per-sample shift).
 
 It stops when the relative gap ``(UB - LB) / max(1, |UB|) <= gap_tol`` and the maximal violation is
-``<= violation_tol``.  Keeping the conic master small is also what makes Clarabel reliable here: on
+``<= violation_tol``.  Early masters (few rows) can be unbounded on nearly separable data, so they carry a
+box ``|beta_j| <= coef_bound`` as in the papers' code; a lower bound is only taken from a master whose box
+is inactive (then, by convexity, it has the value of the unboxed master), and a box still active when
+no cut is left is widened tenfold.  Keeping the conic master small is also what makes Clarabel reliable here: on
 German credit with 2-4 mutable categorical features the monolithic exponential-cone program stalls
 (InsufficientProgress / AlmostSolved) while the masters of this loop solve (benchmarks/RESULTS.md).
 """
@@ -48,6 +51,9 @@ class CuttingPlaneOptions:
     gap_tol: float = 1e-6
     violation_tol: float = 1e-6
     max_rounds: int = 100
+    #: initial box |beta_j| <= coef_bound on the masters (widened x10 while active at the end, up to
+    #: 1e6); None disables it.  Lower bounds are only taken from masters whose box is inactive.
+    coef_bound: float | None = 100.0
     cuts: Union[str, int] = "per_sample"
     near_margin: float = 0.0
     verbose: bool = False
@@ -57,6 +63,8 @@ class CuttingPlaneOptions:
             v = getattr(self, name)
             if not (np.isfinite(v) and v > 0):
                 raise ParameterError(f"cutting-plane option {name} must be > 0, got {v!r}")
+        if self.coef_bound is not None and not (np.isfinite(self.coef_bound) and self.coef_bound > 0):
+            raise ParameterError(f"cutting-plane option coef_bound must be None or > 0, got {self.coef_bound!r}")
         if not (isinstance(self.max_rounds, (int, np.integer)) and self.max_rounds > 0):
             raise ParameterError(f"cutting-plane option max_rounds must be a positive int, got {self.max_rounds!r}")
         if not (self.cuts in ("per_sample", "global_best")
@@ -126,10 +134,11 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
     last_program = last_solution = None
     max_violation = np.inf
     converged = False
+    bound = options.coef_bound
     log(f"{'round':>5} {'lower':>14} {'upper':>14} {'rel.gap':>9} {'max viol':>9} {'rows':>8} {'added':>7} master")
     for r in range(options.max_rounds):
         t0 = time.perf_counter()
-        program = build_dual_program(inst, work)
+        program = build_dual_program(inst, work, coef_bound=bound)
         sol = solve_with_retries(backend, program, solver_options)
         t1 = time.perf_counter()
         if not sol.has_solution:
@@ -142,7 +151,9 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
             log(f"{r:>5} master failed with {sol.raw_status}; stopping")
             break
         intercept, coef, lam, s = _read(program, sol.x)
-        if sol.status == "optimal":
+        box_active = bound is not None and max(abs(intercept), float(np.max(np.abs(coef), initial=0.0))) \
+            >= bound * (1 - 1e-6)
+        if sol.status == "optimal" and not box_active:
             lower = max(lower, float(sol.dual_objective))
         lam_min = lambda_floor(inst, coef)
         ub = oracle.upper_bound(intercept, coef, lam, inst.radius, lam_min)
@@ -161,7 +172,14 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
                                    sol.iterations, t1 - t0, t2 - t1))
         log(f"{r:>5} {lower:>14.9f} {upper:>14.9f} {history[-1].relative_gap:>9.2e} "
             f"{max_violation:>9.2e} {work.size:>8} {new.size:>7} {sol.raw_status} ({sol.iterations} it)")
-        if gap_ok and sol.status == "optimal" and max_violation <= options.violation_tol:
+        if box_active and new.size == 0:
+            if bound >= 1e6:
+                log(f"{r:>5} coefficient box {bound:g} still active; stopping")
+                break
+            bound *= 10.0  # the box binds: widen it and re-solve the same working set
+            log(f"{r:>5} coefficient box active: widened to {bound:g}")
+            continue
+        if gap_ok and sol.status == "optimal" and max_violation <= options.violation_tol and not box_active:
             converged = True
             break
         if new.size == 0:

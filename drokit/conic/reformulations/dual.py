@@ -29,7 +29,7 @@ import scipy.sparse as sp
 
 from ...models.instance import DROInstance
 from ...oracles.enumeration import ConfigurationRows
-from ..builder import ProgramBuilder
+from ..builder import Affine, ProgramBuilder
 from ..program import ConicProgram
 
 
@@ -50,14 +50,23 @@ def row_design(inst: DROInstance, rows: ConfigurationRows) -> sp.csr_matrix:
     return sp.hstack([sp.csr_matrix(X), inst.schema.dummies(rows.Z)], format="csr")
 
 
-def build_dual_program(inst: DROInstance, rows: ConfigurationRows, *, radius_zero: bool = False):
-    """Assemble the program above; returns the :class:`ConicProgram`."""
+def build_dual_program(inst: DROInstance, rows: ConfigurationRows, *, radius_zero: bool = False,
+                       coef_bound: float | None = None):
+    """Assemble the program above; returns the :class:`ConicProgram`.
+
+    ``coef_bound`` adds ``|beta_j| <= coef_bound`` for the intercept and every coefficient (used by the
+    cutting plane to keep early masters bounded; a master whose box is inactive at its optimum has the
+    same optimal value as without the box, by convexity).
+    """
     pb = ProgramBuilder()
     N = inst.n_samples
     n = inst.n_numerical
     coef = pb.var("coef", inst.schema.n_encoded)
     intercept = pb.var("intercept", 1) if inst.fit_intercept else None
     s = pb.var("s", N)
+    if coef_bound is not None:
+        params = Affine.vstack([coef] + ([intercept] if intercept is not None else []))
+        pb.add_nonneg(Affine.vstack([params + coef_bound, coef_bound - params]))
 
     K = rows.size
     f = coef.premultiply(row_design(inst, rows))
