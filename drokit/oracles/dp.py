@@ -35,7 +35,7 @@ import numpy as np
 
 from ..exceptions import ProblemTooLargeError
 from ..models.instance import DROInstance
-from .base import Separation
+from .base import Separation, SeparationOracle
 from .enumeration import ConfigurationRows
 
 #: refuse DP state spaces larger than this (distinct budgets)
@@ -46,7 +46,7 @@ def _round(b: np.ndarray) -> np.ndarray:
     return np.round(b, 12)
 
 
-class DPOracle:
+class DPOracle(SeparationOracle):
     """Exact separation oracle for any convex loss, per-feature weights and any exponent p."""
 
     name = "dp"
@@ -186,8 +186,3 @@ class DPOracle:
         empty = ConfigurationRows(np.zeros(0, int), np.zeros((0, Z.shape[1]), int), np.zeros(0),
                                   np.zeros(0, bool))
         return Separation(rows=rows, violation=violation, near=empty)
-
-    def upper_bound(self, intercept, coef, lam, radius, lam_min):
-        lam_ = max(float(lam), float(lam_min))
-        sep = self.separate(intercept, coef, lam_, np.zeros(self.n_samples))
-        return float(lam_ * radius + np.mean(sep.violation))
