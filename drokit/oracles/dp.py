@@ -67,6 +67,7 @@ class DPOracle(SeparationOracle):
         # the budget lattice, shared by every sample
         budgets = np.zeros(1)
         self.layers = []  # per mutable feature: (stay_index, change_index, n_budgets)
+        self._inverse = []  # per mutable feature: (previous index of a stay, of a change)
         for l in self.mutable:
             new = _round(np.concatenate([budgets, budgets + self.weight[l]]))
             merged = np.unique(new)
@@ -77,12 +78,18 @@ class DPOracle(SeparationOracle):
                     f"equal weights")
             stay = np.searchsorted(merged, _round(budgets))
             change = np.searchsorted(merged, _round(budgets + self.weight[l]))
+            # inverse maps (both injective) for backtracking: budget index after -> before
+            prev_stay = np.full(merged.size, -1)
+            prev_stay[stay] = np.arange(stay.size)
+            prev_change = np.full(merged.size, -1)
+            prev_change[change] = np.arange(change.size)
             self.layers.append((stay, change, merged.size))
+            self._inverse.append((prev_stay, prev_change))
             budgets = merged
         self.budgets = budgets
         self.distance = budgets ** (1.0 / p)
         self.Z = inst.data.Z
-        self.X = inst.data.X
+        self._design = schema.design(inst.data)  # built once: every separation is one product
         y = inst.y
         if inst.is_classification:
             self.directions = [(y, 0.0, 0.0, False)]
@@ -132,14 +139,9 @@ class DPOracle(SeparationOracle):
         j = final_index.copy()
         rows = np.arange(N)
         for k in range(len(self.layers) - 1, -1, -1):
-            stay, change, size = self.layers[k]
             took = choices[k][rows, j]
             changed[:, k] = took
-            # invert the index maps of layer k (both injective)
-            prev_stay = np.full(size, -1)
-            prev_stay[stay] = np.arange(stay.size)
-            prev_change = np.full(size, -1)
-            prev_change[change] = np.arange(change.size)
+            prev_stay, prev_change = self._inverse[k]
             j = np.where(took, prev_change[j], prev_stay[j])
         return changed
 
@@ -149,7 +151,7 @@ class DPOracle(SeparationOracle):
         coef = np.asarray(coef, dtype=float)
         N = self.n_samples
         rows_idx = np.arange(N)
-        f0 = self.inst.schema.design(self.inst.data) @ coef + intercept
+        f0 = self._design @ coef + intercept
         gains = [self._gains(coef, l) for l in self.mutable]
         dps = (self._dp([g[0] for g in gains], 1.0), self._dp([g[2] for g in gains], -1.0))
         values, budget_index, dp_id, flips = [], [], [], []

@@ -156,11 +156,15 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
         if sol.status == "optimal" and not box_active:
             lower = max(lower, float(sol.dual_objective))
         lam_min = lambda_floor(inst, coef)
-        ub = oracle.upper_bound(intercept, coef, lam, inst.radius, lam_min)
+        sep = oracle.separate(intercept, coef, lam, s, near_margin=options.near_margin)
+        if lam >= lam_min:
+            # the separation already holds max_k (l_k - lam c_k) - s_n per sample: no second oracle call
+            ub = float(lam * inst.radius + np.mean(sep.violation + s))
+        else:  # the master's lambda sits below the dual-norm floor by the solver's tolerance
+            ub = oracle.upper_bound(intercept, coef, lam, inst.radius, lam_min)
         if ub < upper:
             upper = ub
             best = (intercept, coef, max(lam, lam_min), s)
-        sep = oracle.separate(intercept, coef, lam, s, near_margin=options.near_margin)
         t2 = time.perf_counter()
         max_violation = float(max(np.max(sep.violation), 0.0))
         last_program, last_solution = program, sol
