@@ -112,10 +112,8 @@ def worst_case_value_oracle(inst: DROInstance, intercept: float, coef: np.ndarra
     N = inst.n_samples
     lam_min = lambda_floor(inst, coef)
     zeros = np.zeros(N)
-    if inst.radius == 0:
-        rows = enumerate_configurations(inst, nominal_only=True)
-        return WorstCaseValue(float(row_losses(inst, rows, intercept, coef).mean()), np.inf, lam_min,
-                              rows, np.zeros(0), np.zeros(0))
+    if inst.radius == 0:  # the nominal rows only: no enumeration either way
+        return worst_case_value(inst, intercept, coef)
     if not np.isfinite(lam_min):
         return WorstCaseValue(np.inf, np.inf, lam_min, None, np.zeros(0), np.zeros(0))
 

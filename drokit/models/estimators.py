@@ -18,9 +18,8 @@ from ..conic.reformulations import MAX_CONFIGURATIONS, METHODS
 from ..exceptions import ParameterError
 from ..losses import get_loss
 from ..losses.base import CLASSIFICATION, REGRESSION
-from ..schema import FeatureSchema
 from ..solvers import solver_names
-from .problem import ON_INACCURATE, CompiledProblem, Problem
+from .problem import ON_INACCURATE, Problem
 from .validation import as_1d, encode_binary_labels
 
 HANDLE_UNKNOWN = ("error", "ignore")
@@ -91,14 +90,10 @@ class _DROLinearModel(BaseEstimator):
         X = self._check_input(X)
         if getattr(X, "shape", (0,))[0] == 0:
             raise ValueError("Found array with 0 sample(s) while a minimum of 1 is required.")
-        problem = self._problem()
-        schema = FeatureSchema.infer(X, self.categorical_features, self.categories)
-        inst = problem.bind(X, y, schema=schema, handle_unknown="error")
-        import time
-        from ..conic.reformulations import compile_instance
-        t0 = time.perf_counter()
-        compiled = compile_instance(inst, self.method, int(self.max_configurations))
-        cp = CompiledProblem(inst, compiled, time.perf_counter() - t0)
+        cp = self._problem().compile(X, y, self.method, categorical_features=self.categorical_features,
+                                     categories=self.categories,
+                                     max_configurations=int(self.max_configurations))
+        schema = cp.instance.schema
         result = cp.solve(solver=self.solver, solver_options=self.solver_options,
                           on_inaccurate=self.on_inaccurate, verbose=bool(self.verbose),
                           method_options=self.method_options)

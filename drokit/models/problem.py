@@ -24,7 +24,7 @@ from ..solvers import get_backend
 from ..solvers.base import solve_with_retries
 from .instance import DROInstance
 from .result import FitResult
-from .validation import check_target, encode_binary_labels
+from .validation import check_target, encode_binary_labels, plus_minus_one_labels
 
 ON_INACCURATE = ("raise", "warn")
 
@@ -79,7 +79,7 @@ class Problem:
             schema = FeatureSchema.infer(X, categorical_features, categories)
         data = schema.transform(X, handle_unknown=handle_unknown)
         if task == CLASSIFICATION:
-            y_enc = _plus_minus_one(y, data.n_samples)
+            y_enc = plus_minus_one_labels(y, data.n_samples)
             if y_enc is None:
                 y_enc, _ = encode_binary_labels(y, data.n_samples)
         else:
@@ -90,7 +90,8 @@ class Problem:
 
     def compile(self, X, y, method: str = "auto", *, categorical_features=None, categories="auto",
                 max_configurations: int = MAX_CONFIGURATIONS) -> "CompiledProblem":
-        """Build the conic program with ``method`` in {"auto", "erm", "closed_form", "monolithic"}."""
+        """Build the conic program with ``method`` in {"auto", "erm", "closed_form", "monolithic",
+        "cutting_plane"} (for the cutting plane: its first master)."""
         t0 = time.perf_counter()
         inst = self.bind(X, y, categorical_features=categorical_features, categories=categories)
         compiled = compile_instance(inst, method, max_configurations)
@@ -150,9 +151,7 @@ class CompiledProblem:
         program = self.program
         try:
             sol = solve_with_retries(backend, program, solver_options, verbose=verbose)
-        except SolverError:
-            raise
-        except ParameterError:
+        except (SolverError, ParameterError):
             raise
         except Exception as exc:  # a crash inside a back-end must not escape as a raw traceback
             raise SolverError(f"solver {backend.name!r} failed on this problem: {type(exc).__name__}: "
@@ -204,52 +203,43 @@ class CompiledProblem:
             notes.append(msg)
             status = "optimal_inaccurate"
         self.compiled.program = out.program
-        sol = out.solution
-        program = out.program
-        primal = {name: sol.x[sl].copy() for name, sl in program.variables.items() if "#" not in name}
-        return FitResult(
-            objective=float(upper), status=status, method=self.method,
-            method_reason=self.method_reason, solver=sol.solver, raw_status=sol.raw_status,
-            lower_bound=float(out.lower_bound), upper_bound=float(upper), intercept=out.intercept,
-            coef=out.coef, lambda_=out.lam, s=out.s, compile_time=self.compile_time,
+        return self._fit_result(
+            out.solution, objective=upper, status=status, lower_bound=out.lower_bound,
+            upper_bound=upper, intercept=out.intercept, coef=out.coef, lambda_=out.lam, s=out.s,
             solve_time=float(sum(r.master_time + r.oracle_time for r in out.history)),
             evaluation_time=eval_time, iterations=int(sum(r.master_iterations for r in out.history)),
-            n_variables=program.n_variables, n_constraints=program.n_constraints,
-            cones=program.cone_counts(), n_configuration_rows=self.compiled.n_rows,
-            primal_residual=float(sol.info.get("r_prim", np.nan)),
-            dual_residual=float(sol.info.get("r_dual", np.nan)), primal=primal, dual=sol.y,
             warnings=notes, max_violation=out.max_violation, history=out.history)
 
     def _result(self, sol, notes) -> FitResult:
         from ..evaluation.worst_case import certified_upper_bound
-        program, inst = self.program, self.instance
-        x = sol.x
-        primal = {name: x[sl].copy() for name, sl in program.variables.items() if "#" not in name}
+        primal = self._primal(sol)
         coef = primal["coef"]
         intercept = float(primal["intercept"][0]) if "intercept" in primal else 0.0
         lam = float(primal["lambda"][0]) if "lambda" in primal else float("nan")
         t0 = time.perf_counter()
-        upper = certified_upper_bound(inst, intercept, coef)
+        upper = certified_upper_bound(self.instance, intercept, coef)
         eval_time = time.perf_counter() - t0
-        return FitResult(
-            objective=float(sol.primal_objective), status=sol.status, method=self.method,
-            method_reason=self.method_reason, solver=sol.solver, raw_status=sol.raw_status,
-            lower_bound=float(sol.dual_objective), upper_bound=float(upper), intercept=intercept,
-            coef=coef, lambda_=lam, s=primal["s"], compile_time=self.compile_time,
+        return self._fit_result(
+            sol, objective=sol.primal_objective, status=sol.status, lower_bound=sol.dual_objective,
+            upper_bound=upper, intercept=intercept, coef=coef, lambda_=lam, s=primal["s"],
             solve_time=float(sol.setup_time + sol.solve_time), evaluation_time=eval_time,
-            iterations=sol.iterations, n_variables=program.n_variables,
-            n_constraints=program.n_constraints, cones=program.cone_counts(),
-            n_configuration_rows=self.compiled.n_rows,
+            iterations=sol.iterations, warnings=list(notes))
+
+    def _primal(self, sol) -> dict:
+        """Named primal values of the (final) program, auxiliary blocks excluded."""
+        return {name: sol.x[sl].copy() for name, sl in self.program.variables.items() if "#" not in name}
+
+    def _fit_result(self, sol, *, objective, lower_bound, upper_bound, **fields) -> FitResult:
+        """A :class:`FitResult` with what every method reports the same way (program size, solver
+        status and residuals, primal and dual values); ``fields`` are the method-specific ones."""
+        program = self.program
+        return FitResult(
+            objective=float(objective), lower_bound=float(lower_bound), upper_bound=float(upper_bound),
+            method=self.method, method_reason=self.method_reason, solver=sol.solver,
+            raw_status=sol.raw_status, compile_time=self.compile_time,
+            n_variables=program.n_variables, n_constraints=program.n_constraints,
+            cones=program.cone_counts(), n_configuration_rows=self.compiled.n_rows,
             primal_residual=float(sol.info.get("r_prim", np.nan)),
-            dual_residual=float(sol.info.get("r_dual", np.nan)), primal=primal, dual=sol.y,
-            warnings=list(notes))
+            dual_residual=float(sol.info.get("r_dual", np.nan)), primal=self._primal(sol), dual=sol.y,
+            **fields)
 
-
-def _plus_minus_one(y, n_samples: int):
-    """Labels already coded -1/+1 are used as they are, even a single class (a Problem may describe
-    one group's data; the estimators still require two classes); ``None`` otherwise."""
-    from .validation import as_1d
-    arr = as_1d(y, n_samples)
-    if arr.dtype.kind in "iuf" and np.all(np.isin(arr, (-1, 1))):
-        return arr.astype(float)
-    return None

@@ -89,3 +89,12 @@ def check_target(y, n_samples: int) -> np.ndarray:
     if bad.any():
         raise DataError(f"y has {int(bad.sum())} NaN/inf value(s) (first at row {int(np.argmax(bad))})")
     return y
+
+
+def plus_minus_one_labels(y, n_samples: int):
+    """Labels already coded -1/+1 are used as they are, even a single class (a Problem may describe
+    one group's data; the estimators still require two classes); ``None`` otherwise."""
+    arr = as_1d(y, n_samples)
+    if arr.dtype.kind in "iuf" and np.all(np.isin(arr, (-1, 1))):
+        return arr.astype(float)
+    return None

@@ -12,10 +12,12 @@ engine relies on exactness for its certificate (``max_n phi_n <= tol`` at termin
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .enumeration import ConfigurationRows
+if TYPE_CHECKING:  # only for annotations: enumeration.py imports this module
+    from .enumeration import ConfigurationRows
 
 
 @dataclass

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..models.instance import DROInstance
+from .base import Separation, SeparationOracle
 
 
 @dataclass
@@ -88,7 +89,7 @@ def concat_rows(parts) -> ConfigurationRows:
                              np.concatenate([p.flip for p in parts]))
 
 
-class EnumerationOracle:
+class EnumerationOracle(SeparationOracle):
     """Exact separation by brute force over all configuration rows (vectorized).
 
     Builds the design of every row once (``K = N |Z|`` rows, times 2 with label flips); each call then
@@ -117,8 +118,7 @@ class EnumerationOracle:
         f = self._design @ coef + intercept
         return self.inst.loss.value(self._sign * f - self._shift)
 
-    def separate(self, intercept, coef, lam, s, near_margin: float = 0.0):
-        from .base import Separation
+    def separate(self, intercept, coef, lam, s, near_margin: float = 0.0) -> Separation:
         phi = self.losses(intercept, coef) - lam * self.rows.cost - s[self.rows.sample]
         sample = self.rows.sample
         order = np.lexsort((-phi, sample))
@@ -131,10 +131,3 @@ class EnumerationOracle:
             near = np.setdiff1d(near, first)
         return Separation(rows=take_rows(self.rows, first), violation=best,
                           near=take_rows(self.rows, near))
-
-    def upper_bound(self, intercept, coef, lam, radius, lam_min):
-        lam_ = max(float(lam), float(lam_min))
-        phi = self.losses(intercept, coef) - lam_ * self.rows.cost
-        best = np.full(self.n_samples, -np.inf)
-        np.maximum.at(best, self.rows.sample, phi)
-        return float(lam_ * radius + best.mean())
