@@ -1,4 +1,5 @@
-"""Separation oracles and configuration generators (brute-force enumeration is the reference)."""
+"""Separation oracles (dynamic programming; brute-force enumeration, the reference) and configuration
+generators."""
 
 from .base import Separation, SeparationOracle
 from .enumeration import (ConfigurationRows, EnumerationOracle, all_levels_grid, concat_rows,

@@ -9,8 +9,9 @@
 * ``monolithic``  -- full enumeration of the categorical configurations (belbasi2023 Obs. 1, sun2025
   Thm 1); exact, exponential in the number of categorical features, refused above a size limit.
 * ``cutting_plane`` -- the same program generated row by row (:mod:`.cutting_plane`) with an exact
-  separation oracle; in this version the oracle is the vectorized enumeration, so it applies up to the
-  same size limit, but the conic masters stay small.
+  separation oracle: the DP oracle by default (no enumeration, any size its budget lattice allows), or
+  the vectorized enumeration (the reference, limited by ``max_configurations``); the conic masters stay
+  small.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from ...oracles.enumeration import count_configuration_rows, enumerate_configura
 from .dual import CompiledProgram, build_dual_program
 
 METHODS = ("auto", "erm", "closed_form", "monolithic", "cutting_plane")
-#: default limit on enumerated configuration rows (monolithic program or enumeration oracle)
+#: default limit on enumerated configuration rows (monolithic program, enumeration oracle)
 MAX_CONFIGURATIONS = 1_000_000
 #: "auto" chooses the monolithic program only below this many rows (it is fragile above, see
 #: benchmarks/RESULTS.md), the cutting plane otherwise
