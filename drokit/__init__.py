@@ -20,14 +20,15 @@ problems         Problem -> CompiledProblem (.program, .solve(), .to_cvxpy(), .t
 conic layer      drokit.conic: ConicProgram, ProgramBuilder
 back-ends        drokit.solvers: get_backend, available_solvers
 evaluation       worst_case_value (enumeration LP), worst_case_value_oracle (DP oracle): exact
-                 worst-case risk of a fixed model
+                 worst-case risk of a fixed model; worst_case(model, X, y): worst-case risk AND a
+                 worst-case distribution (atoms) of a fitted model
 data             drokit.datasets: load_german_credit
 errors           DrokitError, ParameterError, DataError, ProblemTooLargeError, SolverError
 """
 
 from . import conic, datasets, losses, solvers
 from .ambiguity import Wasserstein
-from .evaluation import worst_case_value, worst_case_value_oracle
+from .evaluation import worst_case, worst_case_value, worst_case_value_oracle
 from .exceptions import (DataError, DrokitError, ParameterError, ProblemTooLargeError, SolverError,
                          SolverNotAvailableError)
 from .metrics import GroundMetric, LabelCost, MismatchCost, NormCost
@@ -37,5 +38,5 @@ __version__ = "0.1.0"
 
 __all__ = ["GroundMetric", "NormCost", "MismatchCost", "LabelCost", "Wasserstein", "losses",
            "DROClassifier", "DRORegressor", "Problem", "CompiledProblem", "FitResult",
-           "worst_case_value", "worst_case_value_oracle", "conic", "solvers", "datasets", "DrokitError", "ParameterError",
+           "worst_case", "worst_case_value", "worst_case_value_oracle", "conic", "solvers", "datasets", "DrokitError", "ParameterError",
            "DataError", "ProblemTooLargeError", "SolverError", "SolverNotAvailableError", "__version__"]

@@ -74,10 +74,10 @@ def test_unconverged_loop_raises_unless_warn():
     prob = _problem(dk.losses.Logistic(), "classification", 1.0, 1, 1)
     compiled = prob.compile(X, y, method="cutting_plane", **kw)
     with pytest.raises(dk.SolverError, match="not certified"):
-        compiled.solve(method_options={"max_rounds": 1})
+        compiled.solve(method_options={"max_rounds": 1, "phase_one": False})
     with pytest.warns(RuntimeWarning, match="not certified"):
         res = prob.compile(X, y, method="cutting_plane", **kw).solve(
-            method_options={"max_rounds": 1}, on_inaccurate="warn")
+            method_options={"max_rounds": 1, "phase_one": False}, on_inaccurate="warn")
     assert res.status == "optimal_inaccurate" and res.warnings
     assert res.upper_bound > res.lower_bound
     with pytest.raises(dk.ParameterError, match="cutting-plane option"):

@@ -2,6 +2,8 @@
 
 from .worst_case import (WorstCaseValue, certified_upper_bound, lambda_floor, worst_case_value,
                          worst_case_value_oracle)
+from .worst_case_distribution import (LimitingDirection, WorstCaseResult, worst_case,
+                                      worst_case_from_instance)
 
 __all__ = ["WorstCaseValue", "worst_case_value", "worst_case_value_oracle", "certified_upper_bound",
-           "lambda_floor"]
+           "lambda_floor", "worst_case", "worst_case_from_instance", "WorstCaseResult", "LimitingDirection"]

@@ -5,6 +5,8 @@ residual ``e = f(x) - y`` (regression).  Every compile path, oracle and evaluati
 the members below, so a user-written loss that implements them works everywhere:
 
 * :meth:`Loss.value` and :meth:`Loss.derivative` -- vectorized ``L(e)`` and a (sub)derivative;
+* :meth:`Loss.second_derivative` -- ``L''(e)`` where it exists (0 for piecewise-affine losses; used by
+  the cutting plane's Newton phase 1, which treats a missing one as 0);
 * :attr:`Loss.lipschitz` -- ``lip(L) = sup |L'|``; Wasserstein DRO over unbounded numerical features
   reduces to the dual-norm constraint ``lip(L) ||Gamma^{-1} beta_x||_* <= lambda``
   (belbasi2023 Lemma 1; sun2025 Lemma 2);
@@ -57,6 +59,10 @@ class Loss:
         a, b = pieces
         e = np.asarray(e, dtype=float)
         return a[np.argmax(np.multiply.outer(e, a) + b, axis=-1)]
+
+    def second_derivative(self, e: np.ndarray) -> np.ndarray:
+        """``L''(e)`` where L is twice differentiable; 0 by default (right for piecewise-affine losses)."""
+        return np.zeros_like(np.asarray(e, dtype=float))
 
     @property
     def lipschitz(self) -> float:

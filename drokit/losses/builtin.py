@@ -44,6 +44,10 @@ class Logistic(Loss):
     def derivative(self, e):
         return -1.0 / (1.0 + np.exp(np.asarray(e, dtype=float)))
 
+    def second_derivative(self, e):
+        s = 1.0 / (1.0 + np.exp(-np.abs(np.asarray(e, dtype=float))))
+        return s * (1.0 - s)
+
     @property
     def lipschitz(self) -> float:
         return 1.0
@@ -89,6 +93,10 @@ class SmoothHinge(Loss):
         e = np.asarray(e, dtype=float)
         return np.where(e <= 0, -1.0, np.where(e < 1, e - 1.0, 0.0))
 
+    def second_derivative(self, e):
+        e = np.asarray(e, dtype=float)
+        return ((e > 0) & (e < 1)).astype(float)
+
     @property
     def lipschitz(self) -> float:
         return 1.0
@@ -129,6 +137,9 @@ class Huber(Loss):
     def derivative(self, e):
         d = self._check()
         return np.clip(np.asarray(e, dtype=float), -d, d)
+
+    def second_derivative(self, e):
+        return (np.abs(np.asarray(e, dtype=float)) <= self._check()).astype(float)
 
     @property
     def lipschitz(self) -> float:

@@ -7,6 +7,8 @@ encoded, weights resolved) -> compile path (:mod:`drokit.conic.reformulations`) 
 
 from __future__ import annotations
 
+import dataclasses
+
 import time
 import warnings
 from typing import Any, Mapping, Optional
@@ -181,8 +183,9 @@ class CompiledProblem:
         try:
             options = CuttingPlaneOptions(**opts, verbose=bool(verbose))
         except TypeError as exc:
-            raise ParameterError(f"invalid cutting-plane option: {exc}; valid options: oracle, gap_tol, "
-                                 f"violation_tol, max_rounds, coef_bound, cuts, near_margin") from None
+            valid = ["oracle"] + [f.name for f in dataclasses.fields(CuttingPlaneOptions) if f.name != "verbose"]
+            raise ParameterError(f"invalid cutting-plane option: {exc}; valid options: "
+                                 f"{', '.join(valid)}") from None
         oracle = make_oracle(self.instance, oracle_name, self.compiled.info["max_configurations"])
         out = solve_cutting_plane(self.instance, oracle, backend, options, solver_options)
         t0 = time.perf_counter()

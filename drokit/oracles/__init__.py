@@ -9,16 +9,20 @@ __all__ = ["make_oracle", "ORACLES", "Separation", "SeparationOracle", "Enumerat
            "ConfigurationRows", "all_levels_grid", "count_configuration_rows", "enumerate_configurations"]
 
 
-ORACLES = ("dp", "enumeration")
+ORACLES = ("dp", "sorting", "enumeration")
 
 
 def make_oracle(inst, name: str = "dp", max_configurations: int = 1_000_000):
-    """The separation oracle called ``name``: ``"dp"`` (exact, no enumeration; default) or
-    ``"enumeration"`` (exact brute force, the reference; refused above ``max_configurations`` rows)."""
+    """The separation oracle called ``name``: ``"dp"`` (exact, no enumeration; default),
+    ``"sorting"`` (exact, equal categorical weights only; belbasi2023 Alg. 2) or ``"enumeration"``
+    (exact brute force, the reference; refused above ``max_configurations`` rows)."""
     from ..exceptions import ParameterError
     if name == "dp":
         from .dp import DPOracle
         return DPOracle(inst)
+    if name == "sorting":
+        from .sorting import SortingOracle
+        return SortingOracle(inst)
     if name == "enumeration":
         from ..conic.reformulations.paths import check_enumeration_size
         check_enumeration_size(inst, "cutting_plane", max_configurations)

@@ -36,6 +36,7 @@ from ...oracles.enumeration import ConfigurationRows, concat_rows, enumerate_con
 from ...solvers.base import solve_with_retries
 from ..program import ConicProgram
 from .dual import build_dual_program
+from .phase_one import _unique, phase_one
 
 
 @dataclass
@@ -56,6 +57,9 @@ class CuttingPlaneOptions:
     coef_bound: float | None = 100.0
     cuts: Union[str, int] = "per_sample"
     near_margin: float = 0.0
+    #: start with phase 1 (:mod:`.phase_one`): a smoothed first-order search with the oracle whose
+    #: near-active rows seed the first exact master
+    phase_one: bool = True
     verbose: bool = False
 
     def validate(self) -> None:
@@ -130,11 +134,24 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
     seen = set(_row_keys(work))
     lower, upper = -np.inf, np.inf
     best = None
+    bound = options.coef_bound
+    if options.phase_one:
+        first = phase_one(inst, oracle, log=log if options.verbose else None)
+        upper = first.upper_bound
+        best = (first.intercept, first.coef, first.lam, first.s)
+        fresh = [i for i, key in enumerate(_row_keys(first.bundle)) if key not in seen]
+        work = _sample_major(concat_rows([work, take_rows(first.bundle, np.asarray(fresh, dtype=int))]))
+        seen = set(_row_keys(work))
+        size = max(abs(first.intercept), float(np.max(np.abs(first.coef), initial=0.0)))
+        if bound is not None and size >= bound / 10:
+            bound = 10.0 ** np.ceil(np.log10(size * 10))
+        log(f"phase 1: upper bound {upper:.9f} after {first.rounds} rounds, {first.oracle_calls} oracle "
+            f"calls, {first.seconds:.2f} s; {work.size} rows seed the master")
     history: List[RoundRecord] = []
     last_program = last_solution = None
     max_violation = np.inf
     converged = False
-    bound = options.coef_bound
+    pruned = False
     log(f"{'round':>5} {'lower':>14} {'upper':>14} {'rel.gap':>9} {'max viol':>9} {'rows':>8} {'added':>7} master")
     for r in range(options.max_rounds):
         t0 = time.perf_counter()
@@ -186,18 +203,32 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
         if gap_ok and sol.status == "optimal" and max_violation <= options.violation_tol and not box_active:
             converged = True
             break
+        if new.size == 0 and sol.status != "optimal" and not pruned and best is not None:
+            # nothing to add but the master is inaccurate (degenerate optima with many ties): restart
+            # from the smallest working set, the nominal rows and each sample's maximizer at the best point
+            pruned = True
+            at_best = oracle.separate(best[0], best[1], best[2], np.zeros(inst.n_samples)).rows
+            work = _sample_major(_unique(concat_rows([enumerate_configurations(inst, nominal_only=True),
+                                                      at_best])))
+            seen = set(_row_keys(work))
+            log(f"{r:>5} master {sol.raw_status}: slack cuts deleted, {work.size} rows kept")
+            continue
         if new.size == 0:
             # nothing left to add: the master is exact on every violated row it can be given
             converged = gap_ok and sol.status == "optimal"
             break
         seen.update(_row_keys(new))
-        work = concat_rows([work, new])
-        work = take_rows(work, np.argsort(work.sample, kind="stable"))  # sample-major, deterministic
+        work = _sample_major(concat_rows([work, new]))
     intercept, coef, lam, s = (best if best is not None else _read(last_program, last_solution.x))
     return CuttingPlaneOutcome(program=last_program, solution=last_solution, intercept=intercept,
                                coef=coef, lam=lam, s=s, lower_bound=lower, upper_bound=upper,
                                max_violation=max_violation, converged=converged, history=history,
                                working_rows=work)
+
+
+def _sample_major(rows: ConfigurationRows) -> ConfigurationRows:
+    """Rows sorted by sample (stable): deterministic masters with block structure."""
+    return take_rows(rows, np.argsort(rows.sample, kind="stable"))
 
 
 def _select(sep, options: CuttingPlaneOptions) -> ConfigurationRows:

@@ -8,6 +8,8 @@
   ``lambda >= lip ||.||_*``.  All are the dual program of :mod:`.dual` with the nominal rows only.
 * ``monolithic``  -- full enumeration of the categorical configurations (belbasi2023 Obs. 1, sun2025
   Thm 1); exact, exponential in the number of categorical features, refused above a size limit.
+* ``box``         -- piecewise-affine losses with ``p = 1``: the per-feature LP of :mod:`.box` (the
+  thesis's bounded relaxation, selvi2025 Prop. 10 / the note's C3), polynomial size, exact.
 * ``cutting_plane`` -- the same program generated row by row (:mod:`.cutting_plane`) with an exact
   separation oracle: the DP oracle by default (no enumeration, any size its budget lattice allows), or
   the vectorized enumeration (the reference, limited by ``max_configurations``); the conic masters stay
@@ -23,9 +25,10 @@ import numpy as np
 from ...exceptions import ParameterError, ProblemTooLargeError
 from ...models.instance import DROInstance
 from ...oracles.enumeration import count_configuration_rows, enumerate_configurations
+from .box import compile_box
 from .dual import CompiledProgram, build_dual_program
 
-METHODS = ("auto", "erm", "closed_form", "monolithic", "cutting_plane")
+METHODS = ("auto", "erm", "closed_form", "monolithic", "cutting_plane", "box")
 #: default limit on enumerated configuration rows (monolithic program, enumeration oracle)
 MAX_CONFIGURATIONS = 1_000_000
 #: "auto" chooses the monolithic program only below this many rows (it is fragile above, see
@@ -110,6 +113,8 @@ def compile_instance(inst: DROInstance, method: str = "auto",
         compiled = compile_closed_form(inst)
     elif chosen == "cutting_plane":
         compiled = compile_cutting_plane(inst, max_configurations)
+    elif chosen == "box":
+        compiled = compile_box(inst)
     else:
         compiled = compile_monolithic(inst, max_configurations)
     if inst.radius == 0 and chosen != "erm":
@@ -122,7 +127,7 @@ def compile_instance(inst: DROInstance, method: str = "auto",
 
 def compile_cutting_plane(inst: DROInstance, max_configurations: int = MAX_CONFIGURATIONS) -> CompiledProgram:
     """Prepare the cutting-plane method: the first master (nominal rows); the oracle is built at solve
-    time (``method_options={"oracle": "dp" | "enumeration"}``, default the exact DP oracle)."""
+    time (``method_options={"oracle": "dp" | "sorting" | "enumeration"}``, default the exact DP oracle)."""
     rows = enumerate_configurations(inst, nominal_only=True)
     size = count_configuration_rows(inst)
     why = (f"cutting plane with an exact separation oracle over {size:,} configuration rows "

@@ -1,0 +1,733 @@
+"""Worst-case risk AND a worst-case distribution of a fitted linear model over a Wasserstein ball.
+
+For a fixed model ``beta`` and the ball ``B_eps(P_N) = {Q : W_c(Q, P_N) <= eps}`` around the empirical
+distribution of the evaluation data, strong duality (belbasi2023 Observation 1 with Prop. 1 / Prop. 3
+at fixed beta; sun2025 Theorem 1 and §2.5) gives
+
+    WC(beta) = sup_{Q in B_eps} E_Q[loss]
+             = min_{lam >= lam_min}  F(lam),   F(lam) = lam eps + (1/N) sum_n max_k (l_k - lam c_k),
+
+over the *configuration rows* ``k = (n, z, flip)`` of sample ``n`` (categorical configuration ``z``,
+label flip for classification with finite ``kappa``; loss ``l_k`` and transport cost ``c_k``, see
+:mod:`drokit.oracles.enumeration`).  ``lam_min = lip(L) ||Gamma^{-1} beta_x||_*`` (and
+``>= lip(L)/kappa`` in regression) is the floor below which the numerical features (and, in
+regression, the label) make the inner supremum infinite (belbasi2023 Lemma 1 and Lemma 3; sun2025
+Lemma 2).  ``F`` is convex and piecewise linear in ``lam``.
+
+The primal side is the transport LP (sun2025 §2.5; spec D2 item 3):
+
+    max_{q >= 0}  sum_k q_k l_k + lam_min (eps - sum_k q_k c_k)
+    s.t.  sum_{k of sample n} q_k = 1/N  (every n),   sum_k q_k c_k <= eps.
+
+The term ``lam_min (eps - sum q c)`` is the value of the budget left over, spent by moving a vanishing
+mass infinitely far along the dual-norm direction of the numerical features (sun2025 §2.5): it is
+approached but *not attained* by any distribution.  A basic optimal solution of this LP has at most
+``N + 1`` positive masses (``N`` equality rows plus one budget row), which is the structure returned
+here:
+
+* at the optimal ``lam*``, sample ``n`` sends its mass ``1/N`` to a maximizer of ``l_k - lam* c_k``;
+* where the maximizer is not unique, the mass of ONE sample is split between its max-cost and its
+  min-cost maximizer so that the budget is exactly ``eps`` whenever ``lam* > lam_min`` (complementary
+  slackness); at ``lam* = 0`` the budget need not bind;
+* when ``lam* > lam_min`` the numerical features do not move (belbasi2023 Lemma 1, sun2025 Lemma 2):
+  the atoms keep the samples' numerical values and only categorical features (and labels) change;
+* when ``lam* = lam_min > 0`` and the categorical / label moves do not use the whole budget, the
+  remainder ``r = eps - budget_used`` earns ``lam_min r`` only in the limit: the result then has
+  ``attained = False`` and describes the limiting direction in :attr:`WorstCaseResult.limit`.
+
+How the maximizers are found (the same for both methods): the convex piecewise-linear ``F`` is
+minimized exactly by Kelley's intersection method (two supporting lines of opposite slopes; their
+intersection is either optimal or gives a new line; finite for a piecewise-linear ``F``).  At the end
+the maximizers of the two bracketing lines are both maximizers at ``lam*``: the left one has total
+cost ``>= eps``, the right one ``<= eps``.  Choosing, per sample, the left or the right row under the
+budget is a fractional knapsack (value per unit budget ``(l_left - l_right) / (c_left - c_right)``,
+taken in decreasing order while it is ``>= lam_min``), solved exactly by one sort; it has a single
+fractional item, hence at most ``N + 1`` atoms.  At ``lam* = lam_min`` the left maximizers come from
+evaluating the maximizers at ``lam_min - h`` for a tiny ``h`` (the left derivative).  The expected loss
+of the returned atoms (plus ``lam_min r`` in the limiting case) is a lower bound and ``F(lam*)`` an
+upper bound on ``WC(beta)``; their difference is reported as :attr:`WorstCaseResult.gap` (zero up to
+rounding).
+
+Row sources: ``method="enumeration"`` enumerates every configuration row (exact, exponential in the
+number of categorical features, as :func:`~drokit.evaluation.worst_case_value`); ``method="oracle"``
+uses the DP separation oracle (:class:`~drokit.oracles.dp.DPOracle`, exact, no enumeration).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, List, Optional, Sequence, Tuple
+
+import numpy as np
+import pandas as pd
+
+from ..exceptions import DataError, ParameterError, ProblemTooLargeError, SolverError
+from ..models.instance import DROInstance
+from ..oracles.enumeration import (ConfigurationRows, concat_rows, count_configuration_rows,
+                                   enumerate_configurations, take_rows)
+from .worst_case import MAX_EVALUATION_ROWS, lambda_floor, row_losses
+
+#: the methods of :func:`worst_case`
+METHODS = ("auto", "enumeration", "oracle")
+#: ``method="auto"`` enumerates up to this many configuration rows, else uses the DP oracle
+AUTO_ENUMERATION_ROWS = 200_000
+#: columns of :attr:`WorstCaseResult.atoms` besides the categorical features
+_RESERVED = ("sample", "mass", "cost", "loss", "label", "flipped", "changed", "n_changed")
+
+
+# ============================================================================ result types
+@dataclass
+class LimitingDirection:
+    """How the worst case is approached when it is not attained (``lam* = lam_min > 0`` with budget left).
+
+    A mass ``r / t`` taken from the atom of sample :attr:`sample` and moved by ``t`` units of transport
+    cost along :attr:`direction` (numerical features, in their original units per unit of cost) — or,
+    for ``kind="label"`` (regression with finite ``kappa``), by ``t * label_direction`` in the label —
+    raises the expected loss by ``r * rate`` as ``t -> inf`` (``rate = lam_min``; sun2025 §2.5,
+    belbasi2023 Lemma 1 / Lemma 3).  No distribution in the ball attains it.  Any sample can carry this
+    vanishing mass; :attr:`sample` is the one whose loss is steepest along the direction.
+
+    ``kind="unbounded"``: a numerical feature with cost weight ``gamma = 0`` and a nonzero coefficient
+    makes the worst-case risk infinite (``features`` names it).
+    """
+
+    kind: str                   # "numerical", "label" or "unbounded"
+    sample: int                 # position (row of X) of the sample whose mass escapes
+    budget: float               # transport budget spent in the limit: eps - budget_used
+    rate: float                 # value per unit budget: lam_min
+    features: List[str]         # numerical features that move (empty for kind="label")
+    direction: np.ndarray       # (n_numerical,) displacement per unit transport cost, schema order
+    label_direction: float = 0.0  # kind="label": change of y per unit transport cost
+
+    def __str__(self) -> str:
+        if self.kind == "unbounded":
+            return (f"unbounded: numerical feature(s) {self.features} cost nothing to move (weight 0) "
+                    f"but have nonzero coefficients")
+        if self.kind == "label":
+            how = f"label y moved by {self.label_direction:+.6g} per unit cost"
+        else:
+            moves = ", ".join(f"{n} {d:+.6g}" for n, d in zip(self.features, self.direction[
+                np.flatnonzero(self.direction)]))
+            how = f"numerical feature(s) moved per unit cost: {moves}"
+        return (f"not attained: a vanishing mass of sample {self.sample} moves infinitely far ({how}); "
+                f"it spends the remaining budget {self.budget:.6g} at rate lam_min = {self.rate:.6g}, "
+                f"adding {self.budget * self.rate:.6g} to the risk in the limit")
+
+
+@dataclass
+class WorstCaseResult:
+    """Worst-case risk of a fixed model over a Wasserstein ball and a worst-case distribution.
+
+    Attributes
+    ----------
+    value : ``WC(beta) = min_{lam >= lam_min} F(lam)`` (``F(lam*)``, an upper bound exact up to rounding).
+    nominal_risk : empirical risk ``(1/N) sum_n L(u_n)`` of the evaluation data.
+    lam, lam_min : the optimal multiplier ``lam*`` of the budget and its floor (``lam = inf`` at radius 0,
+        where it is undefined).
+    radius : ``eps``.
+    attained : ``False`` when the worst case is approached only in the limit (see :attr:`limit`).
+    atoms : one row per atom of the worst-case distribution: ``sample`` (row position in ``X``),
+        ``mass``, ``cost`` (transport cost from the sample), ``loss`` (at the atom), ``label`` (in the
+        user's labels), ``flipped``, the level of every categorical feature (user's labels), ``changed``
+        (comma-separated changed features; ``"<label>"`` for a flip) and ``n_changed``.
+    budget_used : ``sum mass * cost`` over the atoms (``= radius`` when the budget binds).
+    limit : :class:`LimitingDirection` when ``attained`` is ``False``, else ``None``.
+    lower_bound : expected loss of the atoms plus ``lam_min * (radius - budget_used)`` in the limiting
+        case: a certified lower bound on ``WC(beta)``.
+    method : the row source used: ``"enumeration"``, ``"oracle"`` or ``"nominal"`` (radius 0).
+    """
+
+    value: float
+    nominal_risk: float
+    lam: float
+    lam_min: float
+    radius: float
+    attained: bool
+    atoms: pd.DataFrame
+    budget_used: float
+    limit: Optional[LimitingDirection]
+    lower_bound: float
+    method: str
+    n_samples: int
+    evaluations: int = 0
+    time: float = 0.0
+    notes: List[str] = field(default_factory=list)
+    # what distribution_matrix() needs
+    _schema: Any = field(default=None, repr=False)
+    _X_num: Optional[np.ndarray] = field(default=None, repr=False)
+    _Z: Optional[np.ndarray] = field(default=None, repr=False)
+    _labels: Optional[np.ndarray] = field(default=None, repr=False)
+
+    @property
+    def gap(self) -> float:
+        """``value - lower_bound`` (0 up to rounding: the distribution attains / approaches ``value``)."""
+        return float(self.value - self.lower_bound)
+
+    @property
+    def expected_loss(self) -> float:
+        """``sum mass * loss`` over the atoms (equals :attr:`value` when :attr:`attained`)."""
+        if len(self.atoms) == 0:
+            return float("nan")
+        return float(np.dot(self.atoms["mass"].to_numpy(), self.atoms["loss"].to_numpy()))
+
+    @property
+    def n_atoms(self) -> int:
+        return int(len(self.atoms))
+
+    def distribution_matrix(self):
+        """The atoms as data: ``(X_atoms, y_atoms, mass)``.
+
+        ``X_atoms`` has the columns of the data the model was fitted on, in the same order (a DataFrame
+        when the model was fitted on one, else a numpy array), with the atoms' categorical levels in the
+        user's labels and the samples' numerical values (unchanged: see the module docstring), so that
+        ``model.predict(X_atoms)`` works; ``y_atoms`` are the atoms' labels (user's labels, flips
+        applied); ``mass`` their probabilities.
+        """
+        schema = self._schema
+        A = len(self.atoms)
+        cols = {}
+        for k, j in enumerate(schema.numerical):
+            cols[schema.feature_names[j]] = self._X_num[:, k]
+        for k, (j, cats) in enumerate(zip(schema.categorical, schema.categories)):
+            cols[schema.feature_names[j]] = _take_levels(cats, self._Z[:, k])
+        names = list(schema.feature_names)
+        mass = self.atoms["mass"].to_numpy().copy()
+        if schema.from_dataframe:
+            frame = pd.DataFrame({n: cols[n] for n in names}, index=np.arange(A))
+            return frame, self._labels.copy(), mass
+        arr = np.empty((A, len(names)), dtype=object)
+        for i, n in enumerate(names):
+            arr[:, i] = cols[n]
+        try:
+            arr = arr.astype(float)
+        except (TypeError, ValueError):
+            pass
+        return arr, self._labels.copy(), mass
+
+    def summary(self, max_atoms: int = 10) -> str:
+        lines = [
+            f"worst-case risk : {self.value:.10g}  (nominal {self.nominal_risk:.10g}, "
+            f"radius {self.radius:g})",
+            f"multiplier      : lam* = {self.lam:.6g}, lam_min = {self.lam_min:.6g}",
+            f"distribution    : {self.n_atoms} atoms over {self.n_samples} samples, budget used "
+            f"{self.budget_used:.6g} of {self.radius:g}, attained = {self.attained}",
+            f"certificate     : lower {self.lower_bound:.10g} <= WC <= upper {self.value:.10g} "
+            f"(gap {self.gap:.2e}); method {self.method}, {self.evaluations} evaluations, "
+            f"{self.time:.3f} s",
+        ]
+        if self.limit is not None:
+            lines.append(f"limit           : {self.limit}")
+        lines += [f"note            : {n}" for n in self.notes]
+        if self.n_atoms:
+            moved = self.atoms[self.atoms["n_changed"] > 0]
+            if len(moved):
+                shown = moved.sort_values("mass", ascending=False).head(max_atoms)
+                lines.append(f"moved atoms     : {len(moved)} (largest {len(shown)} by mass)")
+                lines.append(shown.to_string(index=False))
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.summary()
+
+    def __repr__(self) -> str:
+        return (f"WorstCaseResult(value={self.value:.10g}, nominal_risk={self.nominal_risk:.10g}, "
+                f"lam={self.lam:.6g}, lam_min={self.lam_min:.6g}, attained={self.attained}, "
+                f"n_atoms={self.n_atoms}, budget_used={self.budget_used:.6g}/{self.radius:g}, "
+                f"gap={self.gap:.1e})")
+
+
+def _take_levels(categories: Sequence, codes: np.ndarray) -> np.ndarray:
+    levels = np.empty(len(categories), dtype=object)
+    levels[:] = list(categories)
+    return levels[codes]
+
+
+# ============================================================================ row sources
+@dataclass
+class _Point:
+    """Per-sample maximizers of ``l_k - lam c_k`` at one ``lam``: ``F(lam)`` and its slope there."""
+
+    lam: float
+    value: float               # F(lam)
+    slope: float               # eps - mean cost of these maximizers (a subgradient of F)
+    rows: ConfigurationRows    # one row per sample, rows.sample == arange(N)
+
+
+class _EnumeratedRows:
+    """Maximizers by brute force over all configuration rows (sorted once so that every sample owns
+    one contiguous block of equal length: one reshape and argmax per evaluation, O(K))."""
+
+    name = "enumeration"
+
+    def __init__(self, inst: DROInstance, intercept: float, coef: np.ndarray):
+        rows = enumerate_configurations(inst)
+        order = np.argsort(rows.sample, kind="stable")
+        self.rows = take_rows(rows, order)
+        self.N = inst.n_samples
+        self.per = self.rows.size // self.N
+        if self.per * self.N != self.rows.size:  # pragma: no cover - enumeration invariant
+            raise RuntimeError("configuration rows are not equally many per sample")
+        self.losses = row_losses(inst, self.rows, intercept, coef)
+
+    def __call__(self, lam: float) -> Tuple[ConfigurationRows, np.ndarray]:
+        phi = (self.losses - lam * self.rows.cost).reshape(self.N, self.per)
+        idx = np.arange(self.N) * self.per + np.argmax(phi, axis=1)
+        return take_rows(self.rows, idx), phi.max(axis=1)
+
+
+class _OracleRows:
+    """Maximizers from the DP separation oracle called with ``s = 0`` (exact for any ``lam``, negative
+    included: the DP enumerates every reachable budget and maximizes the loss for each)."""
+
+    name = "oracle"
+
+    def __init__(self, inst: DROInstance, intercept: float, coef: np.ndarray, oracle=None):
+        from ..oracles.dp import DPOracle
+        self.oracle = oracle if oracle is not None else DPOracle(inst)
+        self.intercept, self.coef = float(intercept), np.asarray(coef, dtype=float)
+        self.zeros = np.zeros(inst.n_samples)
+
+    def __call__(self, lam: float) -> Tuple[ConfigurationRows, np.ndarray]:
+        sep = self.oracle.separate(self.intercept, self.coef, lam, self.zeros)
+        order = np.argsort(sep.rows.sample, kind="stable")
+        return take_rows(sep.rows, order), np.asarray(sep.violation, dtype=float)[order]
+
+
+# ============================================================================ the 1-D problem
+def _point(argmax: Callable, lam: float, eps: float) -> _Point:
+    rows, phi = argmax(lam)
+    return _Point(float(lam), float(lam * eps + np.mean(phi)), float(eps - np.mean(rows.cost)), rows)
+
+
+def _minimize_F(argmax: Callable, eps: float, lam_min: float, tol: float = 1e-13,
+                max_iter: int = 500) -> Tuple[float, float, Optional[_Point], _Point, int]:
+    """Exact minimizer of the convex piecewise-linear ``F`` over ``lam >= lam_min`` (Kelley's method).
+
+    Returns ``(lam*, F(lam*), left, right, evaluations)``: ``left`` / ``right`` are points whose
+    maximizers are also maximizers at ``lam*`` with slopes ``<= 0`` / ``>= 0``; ``left`` is ``None`` when
+    ``lam* = lam_min`` was detected at once (the caller then evaluates the left derivative).
+    """
+    a = _point(argmax, lam_min, eps)
+    count = 1
+    if a.slope >= 0:
+        return lam_min, a.value, None, a, count
+    lam_b = max(2.0 * lam_min, 1.0)
+    b = _point(argmax, lam_b, eps)
+    count += 1
+    while b.slope < 0:  # F still decreasing: move right (the slope tends to eps > 0)
+        a = b
+        lam_b *= 4.0
+        if lam_b > 1e15:
+            raise SolverError("worst-case evaluation: F(lambda) keeps decreasing; the transport costs "
+                              "are degenerate", solver="worst_case")
+        b = _point(argmax, lam_b, eps)
+        count += 1
+    best = p = min((a, b), key=lambda q: q.value)  # p: the last point evaluated
+    last_x = None
+    for _ in range(max_iter):
+        if b.lam - a.lam <= 1e-15 * max(1.0, b.lam):
+            break
+        x = (b.value - a.value + a.slope * a.lam - b.slope * b.lam) / (a.slope - b.slope)
+        x = min(max(x, a.lam), b.lam)
+        if x == last_x:  # no progress (rounding at the kink): x is the minimizer
+            return x, p.value, a, b, count  # p was evaluated at x
+        last_x = x
+        cut = a.value + a.slope * (x - a.lam)
+        p = _point(argmax, x, eps)
+        count += 1
+        if p.value < best.value:
+            best = p
+        if p.slope < 0:
+            a = p
+        elif p.slope > 0:
+            b = p
+        else:
+            a = b = p
+        if p.slope == 0 or p.value <= cut + tol * max(1.0, abs(cut)):
+            return x, p.value, a, b, count
+    return best.lam, best.value, a, b, count
+
+
+def _knapsack(c_left: np.ndarray, l_left: np.ndarray, c_right: np.ndarray, l_right: np.ndarray,
+              eps: float, lam_min: float) -> np.ndarray:
+    """Fraction of each sample's mass moved from its right (low-cost) row to its left (high-cost) row.
+
+    The exact optimum of the transport LP restricted to these two rows per sample: a fractional
+    knapsack over the budget left by the right rows, items of value ``dl / N`` and weight ``dc / N``,
+    taken by decreasing ratio while the ratio is ``>= lam_min`` (the value of unused budget).  At most
+    one fractional item.
+    """
+    N = c_left.size
+    dc, dl = c_left - c_right, l_left - l_right
+    frac = np.zeros(N)
+    free = (dc <= 0) & (dl > 0)  # a gain without extra cost (impossible for exact maximizers)
+    frac[free] = 1.0
+    budget = eps - (c_right.sum() + dc[free].sum()) / N
+    cand = np.flatnonzero((dc > 0) & (dl > 0))
+    ratio = dl[cand] / dc[cand]
+    keep = ratio >= lam_min * (1.0 - 1e-12)
+    cand, ratio = cand[keep], ratio[keep]
+    order = cand[np.argsort(-ratio, kind="stable")]
+    weight = dc[order] / N
+    cum = np.cumsum(weight)
+    if budget <= 0 or order.size == 0:
+        return frac
+    full = int(np.searchsorted(cum, budget * (1.0 + 1e-13), side="right"))
+    frac[order[:full]] = 1.0
+    if full < order.size:
+        used = cum[full - 1] if full else 0.0
+        t = (budget - used) / weight[full]
+        if t > 1e-13:
+            frac[order[full]] = 1.0 if t >= 1.0 - 1e-13 else t
+    return frac
+
+
+# ============================================================================ the main routine
+def _exact_cost(inst: DROInstance, rows: ConfigurationRows) -> np.ndarray:
+    metric = inst.metric
+    cost = metric.categorical_distance(rows.Z, inst.data.Z[rows.sample])
+    if inst.label_flips:
+        cost = cost + np.where(rows.flip, metric.kappa, 0.0)
+    return np.asarray(cost, dtype=float)
+
+
+def _margins(inst: DROInstance, rows: ConfigurationRows, intercept: float, coef: np.ndarray) -> np.ndarray:
+    """``u_k``: the loss's argument at every row (the same expression as :func:`row_losses`)."""
+    from ..conic.reformulations.dual import row_design
+    f = row_design(inst, rows) @ coef + intercept
+    y = inst.y[rows.sample]
+    return f * y * np.where(rows.flip, -1.0, 1.0) if inst.is_classification else f - y
+
+
+def _limiting_direction(inst: DROInstance, intercept: float, coef: np.ndarray, lam_min: float,
+                        budget: float, atom_rows: Optional[ConfigurationRows]) -> LimitingDirection:
+    """The dual-norm direction along which the remaining budget is spent in the limit."""
+    metric = inst.metric
+    n = inst.n_numerical
+    names = inst.schema.numerical_names
+    gamma = np.asarray(metric.gamma, dtype=float)
+    bx = np.asarray(coef, dtype=float)[:n]
+    if not np.isfinite(lam_min):
+        bad = [names[j] for j in np.flatnonzero((gamma == 0) & (bx != 0))]
+        return LimitingDirection("unbounded", 0, float(budget), np.inf, bad, np.zeros(n))
+    lip = float(inst.loss.lipschitz)
+    numerical_rate = lip * metric.dual_norm(bx)
+    label = (not inst.is_classification and np.isfinite(metric.kappa)
+             and lip / metric.kappa > numerical_rate)
+    # the side of the loss whose asymptotic slope is lip: u -> side * inf
+    with np.errstate(over="ignore", invalid="ignore"):
+        ends = np.asarray(inst.loss.derivative(np.array([-1e9, 1e9])), dtype=float)
+    side = -1.0 if abs(ends[0]) >= abs(ends[1]) else 1.0
+    sample = 0
+    if atom_rows is not None and atom_rows.size:
+        with np.errstate(over="ignore", invalid="ignore"):
+            slope = side * np.asarray(inst.loss.derivative(_margins(inst, atom_rows, intercept, coef)))
+        sample = int(atom_rows.sample[int(np.nanargmax(slope))]) if np.isfinite(slope).any() else 0
+    if label:  # regression: u = f - y, so y moves opposite to the side, at cost kappa |dy|
+        return LimitingDirection("label", sample, float(budget), float(lam_min), [], np.zeros(n),
+                                 label_direction=float(-side / metric.kappa))
+    keep = np.isfinite(gamma) & (gamma > 0)
+    w = np.zeros(n)
+    w[keep] = bx[keep] / gamma[keep]
+    p = metric.numerical.validated_p()
+    if p == 1:  # dual norm l_inf: the single coordinate with the largest |beta_j| / gamma_j
+        j = int(np.argmax(np.abs(w)))
+        v = np.zeros(n)
+        v[j] = np.sign(w[j])
+    elif np.isinf(p):  # dual norm l_1: every coordinate, by its sign
+        v = np.sign(w)
+    else:
+        q = metric.dual_p
+        norm = np.linalg.norm(w, ord=q)
+        v = np.sign(w) * np.abs(w) ** (q - 1) / norm ** (q - 1)
+    direction = np.zeros(n)
+    direction[keep] = v[keep] / gamma[keep]  # ||Gamma direction||_p = 1 and beta_x^T direction = ||w||_q
+    sign = side * (inst.y[sample] if inst.is_classification else 1.0)
+    direction = sign * direction
+    moved = [names[j] for j in np.flatnonzero(direction)]
+    return LimitingDirection("numerical", sample, float(budget), float(lam_min), moved, direction)
+
+
+def worst_case_from_instance(inst: DROInstance, intercept: float, coef: np.ndarray, *,
+                            method: str = "auto", classes: Optional[np.ndarray] = None,
+                            gap_tol: float = 1e-9) -> WorstCaseResult:
+    """Worst-case risk and a worst-case distribution of the fixed model ``(intercept, coef)`` on the
+    bound instance ``inst`` (its data, metric and radius); see the module docstring for the math.
+
+    ``classes``: the user's two class labels (``classes[0] <-> -1``, ``classes[1] <-> +1``) for the
+    ``label`` column; ``None`` reports the encoded labels.
+    """
+    if method not in METHODS:
+        raise ParameterError(f"method must be one of {list(METHODS)}, got {method!r}")
+    t0 = time.perf_counter()
+    coef = np.asarray(coef, dtype=float).ravel()
+    intercept = float(intercept)
+    if coef.size != inst.schema.n_encoded:
+        raise DataError(f"coef has {coef.size} entries but the design has {inst.schema.n_encoded} "
+                        f"encoded columns {inst.schema.encoded_names()[:10]}")
+    N = inst.n_samples
+    eps = float(inst.radius)
+    lam_min = lambda_floor(inst, coef)
+    nominal = enumerate_configurations(inst, nominal_only=True)
+    nominal_losses = row_losses(inst, nominal, intercept, coef)
+    nominal_risk = float(np.mean(nominal_losses))
+    notes: List[str] = []
+
+    def finish(value, lam, rows, mass, losses, costs, lower, limit, used_method, evaluations):
+        return _result(inst, classes, value=value, nominal_risk=nominal_risk, lam=lam, lam_min=lam_min,
+                       rows=rows, mass=mass, losses=losses, costs=costs, lower=lower, limit=limit,
+                       method=used_method, evaluations=evaluations, elapsed=time.perf_counter() - t0,
+                       notes=notes)
+
+    if eps == 0:  # the empirical distribution itself
+        return finish(nominal_risk, np.inf, nominal, np.full(N, 1.0 / N), nominal_losses, np.zeros(N),
+                      nominal_risk, None, "nominal", 0)
+    if not np.isfinite(lam_min):
+        limit = _limiting_direction(inst, intercept, coef, lam_min, eps, None)
+        empty = take_rows(nominal, np.zeros(0, dtype=int))
+        return finish(np.inf, np.inf, empty, np.zeros(0), np.zeros(0), np.zeros(0), np.inf, limit,
+                      method, 0)
+
+    argmax = _row_source(inst, intercept, coef, method)
+    lam, value, left, right, evaluations = _minimize_F(argmax, eps, lam_min)
+
+    def rows_and_values(point: _Point):
+        rows = point.rows
+        return rows, _exact_cost(inst, rows), row_losses(inst, rows, intercept, coef)
+
+    r_rows, r_cost, r_loss = rows_and_values(right)
+    tol = gap_tol * max(1.0, abs(value))
+
+    def left_points():
+        """Kelley's left point first; then the maximizers at lam* - h (the left derivative: for a small
+        h they are the max-cost maximizers at lam*), needed when lam* = lam_min was found at once."""
+        nonlocal evaluations
+        if left is not None:
+            yield left
+        for step in (1e-9, 1e-12, 1e-6):
+            evaluations += 1
+            yield _point(argmax, lam - step * max(1.0, abs(lam)), eps)
+
+    best = None
+    for point in left_points():
+        l_rows, l_cost, l_loss = rows_and_values(point)
+        frac = _knapsack(l_cost, l_loss, r_cost, r_loss, eps, lam_min)
+        mass_l, mass_r = frac / N, (1.0 - frac) / N
+        expected = float(mass_l @ l_loss + mass_r @ r_loss)
+        used = float(mass_l @ l_cost + mass_r @ r_cost)
+        left_over = max(eps - used, 0.0)
+        lower = expected + (lam_min * left_over if lam_min > 0 else 0.0)
+        if best is None or lower > best[0]:
+            best = (lower, l_rows, l_cost, l_loss, mass_l, mass_r, left_over)
+        if value - lower <= tol:
+            break
+    lower, l_rows, l_cost, l_loss, mass_l, mass_r, left_over = best
+    if value - lower > tol:
+        notes.append(f"the distribution reaches {lower:.10g} of the worst-case risk {value:.10g} "
+                     f"(gap {value - lower:.2e}): ties at lam* were not fully resolved")
+    on_l, on_r = np.flatnonzero(mass_l > 0), np.flatnonzero(mass_r > 0)
+    rows = concat_rows([take_rows(r_rows, on_r), take_rows(l_rows, on_l)])
+    mass = np.concatenate([mass_r[on_r], mass_l[on_l]])
+    losses = np.concatenate([r_loss[on_r], l_loss[on_l]])
+    costs = np.concatenate([r_cost[on_r], l_cost[on_l]])
+    limit = None
+    if lam_min > 0 and left_over > 1e-9 * max(eps, 1e-300):
+        limit = _limiting_direction(inst, intercept, coef, lam_min, left_over, rows)
+    return finish(value, lam, rows, mass, losses, costs, lower, limit, argmax.name, evaluations)
+
+
+def _row_source(inst: DROInstance, intercept: float, coef: np.ndarray, method: str):
+    size = count_configuration_rows(inst)
+    if method == "enumeration" or (method == "auto" and size <= AUTO_ENUMERATION_ROWS):
+        if size > MAX_EVALUATION_ROWS:
+            raise ProblemTooLargeError(
+                f"method='enumeration' would enumerate {size:,} configuration rows (limit "
+                f"{MAX_EVALUATION_ROWS:,}); use method='oracle'")
+        return _EnumeratedRows(inst, intercept, coef)
+    try:
+        return _OracleRows(inst, intercept, coef)
+    except ProblemTooLargeError:
+        if method == "auto" and size <= MAX_EVALUATION_ROWS:
+            return _EnumeratedRows(inst, intercept, coef)
+        raise
+
+
+def _result(inst: DROInstance, classes, *, value, nominal_risk, lam, lam_min, rows, mass, losses, costs,
+            lower, limit, method, evaluations, elapsed, notes) -> WorstCaseResult:
+    """Assemble the atoms table (one row per atom, sorted by sample then decreasing mass)."""
+    order = np.lexsort((-mass, rows.sample))
+    rows = take_rows(rows, order)
+    mass, losses, costs = mass[order], losses[order], costs[order]
+    schema = inst.schema
+    y_atom = inst.y[rows.sample]
+    if inst.is_classification:
+        y_atom = y_atom * np.where(rows.flip, -1.0, 1.0)
+        if classes is not None:
+            labels = np.asarray(classes, dtype=object)[(y_atom > 0).astype(int)]
+            try:
+                labels = labels.astype(np.asarray(classes).dtype)
+            except (TypeError, ValueError):
+                pass
+        else:
+            labels = y_atom
+    else:
+        labels = y_atom
+    changed_mask = rows.Z != inst.data.Z[rows.sample]
+    changed = np.full(rows.size, "", dtype=object)
+    flags = [(changed_mask[:, k], name) for k, name in enumerate(schema.categorical_names)]
+    for mask, name in flags + [(rows.flip, "<label>")]:  # a loop over features, not over atoms
+        changed = np.where(mask, np.where(changed == "", name, changed + "," + name), changed)
+    columns = {"sample": rows.sample.astype(int), "mass": mass, "cost": costs, "loss": losses,
+               "label": labels, "flipped": rows.flip.astype(bool)}
+    for k, (name, cats) in enumerate(zip(schema.categorical_names, schema.categories)):
+        key = name if name not in _RESERVED else f"feature:{name}"
+        columns[key] = _take_levels(cats, rows.Z[:, k])
+    columns["changed"] = changed
+    columns["n_changed"] = changed_mask.sum(axis=1).astype(int) + rows.flip.astype(int)
+    atoms = pd.DataFrame(columns)
+    budget_used = float(mass @ costs) if mass.size else 0.0
+    return WorstCaseResult(
+        value=float(value), nominal_risk=float(nominal_risk), lam=float(lam), lam_min=float(lam_min),
+        radius=float(inst.radius), attained=limit is None, atoms=atoms, budget_used=budget_used,
+        limit=limit, lower_bound=float(lower), method=method, n_samples=inst.n_samples,
+        evaluations=int(evaluations), time=float(elapsed), notes=list(notes), _schema=schema,
+        _X_num=inst.data.X[rows.sample].copy(), _Z=rows.Z.copy(), _labels=np.asarray(labels).copy())
+
+
+# ============================================================================ the public entry point
+def _encode_labels(y, classes: np.ndarray, n_samples: int) -> np.ndarray:
+    """``y`` in {-1, +1} with the model's classes (``classes[1] -> +1``); one class alone is fine."""
+    from ..models.validation import as_1d
+    y = as_1d(y, n_samples)
+    if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
+        bad = ~np.isfinite(y)
+        raise DataError(f"y has {int(bad.sum())} NaN/inf value(s) (first at row {int(np.argmax(bad))})")
+    known = np.isin(y, classes)
+    if not known.all():
+        seen = sorted({str(v) for v in y[~known]})[:5]
+        raise DataError(f"y has label(s) {seen} that are not among the model's classes_ "
+                        f"{np.asarray(classes).tolist()}")
+    return np.where(y == classes[1], 1.0, -1.0)
+
+
+def _bind_model(model, X, y, ambiguity, schema, loss):
+    """The :class:`DROInstance` of the evaluation data under ``model``'s encoding, plus its parameters."""
+    from sklearn.utils.validation import check_is_fitted
+    from sklearn.exceptions import NotFittedError
+    from ..losses.base import CLASSIFICATION
+    from ..models.estimators import _DROLinearModel
+    from ..models.problem import Problem
+    from ..schema import FeatureSchema
+
+    if isinstance(model, _DROLinearModel):
+        try:
+            check_is_fitted(model, "result_")
+        except NotFittedError:
+            raise NotFittedError(f"model: this {type(model).__name__} is not fitted yet; call "
+                                 f"model.fit(X, y) before worst_case(model, X, y)") from None
+        if schema is not None or loss is not None:
+            raise ParameterError("schema and loss are taken from the fitted drokit estimator; pass them "
+                                 "only for models that are not drokit estimators")
+        problem = model._problem()
+        if ambiguity is not None:
+            problem.ambiguity = ambiguity
+        schema = model.schema_
+        handle_unknown = model.handle_unknown
+        intercept, coef = float(model.result_.intercept), np.asarray(model.result_.coef, dtype=float)
+        classes = getattr(model, "classes_", None)
+    elif hasattr(model, "coef_") and hasattr(model, "intercept_"):
+        if not isinstance(schema, FeatureSchema):
+            raise TypeError(
+                f"model is a {type(model).__name__}, not a drokit estimator: pass schema= (the "
+                f"drokit FeatureSchema whose design matrix [numerical, reference-level dummies] the model "
+                f"was fitted on, e.g. FeatureSchema.infer(X_train, categorical_features) or "
+                f"clf.schema_) and loss=")
+        if loss is None:
+            from sklearn.linear_model import LogisticRegression
+            if isinstance(model, LogisticRegression):
+                loss = "logistic"
+            else:
+                raise TypeError(f"model is a {type(model).__name__}: pass loss= (e.g. 'logistic', "
+                                f"'hinge', 'huber') to say which loss its worst-case risk is of")
+        if ambiguity is None:
+            raise ParameterError(f"ambiguity is required: a {type(model).__name__} carries no "
+                                 f"Wasserstein ball")
+        coef_arr = np.asarray(model.coef_, dtype=float)
+        if coef_arr.ndim == 2 and coef_arr.shape[0] != 1:
+            raise DataError(f"model.coef_ has shape {coef_arr.shape}: only binary / single-output "
+                            f"linear models are supported")
+        coef = coef_arr.ravel()
+        if coef.size != schema.n_encoded:
+            raise DataError(f"model.coef_ has {coef.size} entries but schema encodes {schema.n_encoded} "
+                            f"columns {schema.encoded_names()[:10]}; fit the model on "
+                            f"schema.design(schema.transform(X))")
+        intercept = float(np.ravel(np.asarray(model.intercept_, dtype=float))[0]) \
+            if np.size(model.intercept_) else 0.0
+        problem = Problem(loss=loss, ambiguity=ambiguity)
+        handle_unknown = "error"
+        classes = getattr(model, "classes_", None)
+    else:
+        raise TypeError(f"model must be a fitted drokit DROClassifier / DRORegressor, or a fitted linear "
+                        f"model with coef_ and intercept_ (e.g. sklearn LogisticRegression) together with "
+                        f"schema= and loss=; got {type(model).__name__}")
+    X = _DROLinearModel._check_input(X)
+    n_cols = X.shape[1]
+    if n_cols != len(schema.feature_names):
+        raise DataError(f"X has {n_cols} columns, but the model was fitted on {len(schema.feature_names)} "
+                        f"({schema.feature_names[:10]})")
+    n_rows = X.shape[0]
+    if problem.resolved_task() == CLASSIFICATION and classes is not None:
+        classes = np.asarray(classes)
+        if classes.size != 2:
+            raise DataError(f"model.classes_ has {classes.size} classes; only binary classifiers are "
+                            f"supported")
+        y = _encode_labels(y, classes, n_rows)
+    elif problem.resolved_task() == CLASSIFICATION and y is not None:
+        from ..models.validation import encode_binary_labels, plus_minus_one_labels
+        if plus_minus_one_labels(y, n_rows) is None:  # two user labels: sorted, the second is +1
+            y, classes = encode_binary_labels(y, n_rows)
+    elif y is None:
+        raise DataError("y is required: the worst-case risk is of the loss on (X, y)")
+    inst = problem.bind(X, y, schema=schema, handle_unknown=handle_unknown)
+    return inst, intercept, coef, classes
+
+
+def worst_case(model, X, y, ambiguity=None, *, method: str = "auto", schema=None,
+               loss=None) -> WorstCaseResult:
+    """Worst-case risk of a fitted model over a Wasserstein ball around ``(X, y)`` and a worst-case
+    distribution that attains it (or approaches it: ``attained=False``).
+
+    ``WC(beta) = sup_{Q: W_c(Q, P_N) <= eps} E_Q[loss] = min_{lam >= lam_min} lam eps + (1/N) sum_n
+    max_k (l_k - lam c_k)`` (belbasi2023 Observation 1 / Props. 1 and 3 at fixed beta; sun2025 §2.5).
+    The returned distribution has at most ``N + 1`` atoms: every sample's mass ``1/N`` sits on a
+    maximizer of ``l_k - lam* c_k``, one sample's mass is split between two maximizers so that the
+    budget binds when ``lam* > 0``; numerical features stay put unless ``lam* = lam_min > 0``, in which
+    case the remaining budget is spent in the limit along the dual-norm direction (``attained=False``,
+    :attr:`WorstCaseResult.limit`).  Details in :mod:`drokit.evaluation.worst_case_distribution`.
+
+    Parameters
+    ----------
+    model : a fitted :class:`~drokit.DROClassifier` / :class:`~drokit.DRORegressor`; or any fitted linear
+        model with ``coef_`` and ``intercept_`` fitted on drokit's design matrix ``[numerical columns,
+        reference-level dummies]`` (e.g. an sklearn ``LogisticRegression`` fitted on
+        ``schema.design(schema.transform(X))``), then ``schema`` (a :class:`~drokit.schema.FeatureSchema`)
+        and ``ambiguity`` are required, and ``loss`` unless the model is a ``LogisticRegression``.
+    X, y : evaluation data with the columns used at fit (pandas or numpy); unseen categorical levels
+        follow the estimator's ``handle_unknown`` (``"error"`` raises, ``"ignore"`` uses the reference
+        level).  Classification labels must be among the model's ``classes_`` (a model without
+        ``classes_``: +-1 labels, or two labels of which the larger is the positive class).
+    ambiguity : :class:`~drokit.Wasserstein` ball; defaults to the estimator's own.
+    method : ``"enumeration"`` (all configuration rows, exact; small problems), ``"oracle"`` (the DP
+        separation oracle, exact, any size) or ``"auto"`` (enumeration up to
+        ``AUTO_ENUMERATION_ROWS`` rows, else the oracle).
+
+    Returns
+    -------
+    :class:`WorstCaseResult` (``value``, ``nominal_risk``, ``lam``, ``lam_min``, ``attained``, ``atoms``,
+    ``budget_used``, ``limit``, ``distribution_matrix()``, ``summary()``).
+    """
+    if method not in METHODS:
+        raise ParameterError(f"method must be one of {list(METHODS)}, got {method!r}")
+    inst, intercept, coef, classes = _bind_model(model, X, y, ambiguity, schema, loss)
+    return worst_case_from_instance(inst, intercept, coef, method=method, classes=classes)

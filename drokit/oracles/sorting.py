@@ -1,0 +1,201 @@
+"""Exact separation by sorting per-feature gains (belbasi2023 Alg. 2 / Thm 3; selvi2022 Alg. 2 / Thm 5).
+
+Valid when every *mutable* categorical feature has the same weight ``delta`` (immutable features,
+``delta_l = inf``, are simply excluded), so that the categorical cost depends on ``z`` only through
+the number ``c`` of changed features:
+
+    D(z, z_n) = (sum_l delta^p 1[z_l != z_{n,l}])^(1/p) = delta * c^(1/p)       (belbasi2023 (2b)).
+
+Problem, for every sample ``n`` (and, with finite kappa in classification, both labels):
+
+    phi_n = max_z  L(sigma_n f(x_n, z) - r_n) - lambda (delta c(z)^(1/p) + kappa flip) - s_n,
+
+with ``sigma_n = +-y_n, r_n = 0`` (classification) or ``sigma_n = 1, r_n = y_n`` (regression).
+
+Why it is exact (belbasi2023 Thm 3's proof; the note's §A5):
+
+1. ``f(x_n, z) = f(x_n, z_n) + sum_l g_l(z_l)``, ``g_l(v) = w_l(v) - w_l(z_{n,l})``, ``w_l(v)`` the
+   coefficient of level ``v`` (0 for the reference level 0 of the dummy coding).
+2. Condition on the count ``c``: the cost is constant, and ``L`` is convex, so the maximum of
+   ``L(sigma f - r)`` over all ``z`` with exactly ``c`` changes is attained where ``f`` is largest or
+   smallest (directions ``mu = +1`` "raise the score" and ``mu = -1`` "lower the score").
+3. ``Z`` is rectangular, so ``max mu f`` with exactly ``c`` changes picks, for every changed feature,
+   its best different level ``v*_l = argmax_{v != z_{n,l}} mu w_l(v)`` (gain ``gain_l = mu g_l(v*_l)``)
+   and changes the ``c`` features with the largest gains: sort the gains in decreasing order; the
+   prefix sums ``S_c = sum_{i <= c} gain_(i)`` are the best totals for ``c = 0..m``.
+4. Evaluate ``L(sigma (f(x_n, z_n) + mu S_c) - r_n) - lambda (delta c^(1/p) + kappa flip) - s_n`` at
+   the ``2 (m + 1)`` candidates (times 2 labels) and take the argmax.  The configuration is recovered
+   by changing the top-``c`` features of the chosen direction to their best alternative level.
+
+The gains may be negative (e.g. ``mu = +1`` when the observed level already has the largest
+coefficient); the prefix sums are still the best totals *with exactly c changes*, which is what the
+argument in 2 needs, and ``c = 0`` (the nominal row) is always a candidate.
+
+Complexity: ``O(N m log m)`` time for the sorts plus ``O(N (m + M_z))`` for the gains and ``O(N m)``
+loss evaluations; ``O(N m)`` memory.  Everything is vectorized over samples (``np.sort`` /
+``np.cumsum`` along axis 1).  Unlike :class:`~drokit.oracles.dp.DPOracle` it refuses unequal weights
+(the count no longer determines the cost; use the DP oracle there).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..exceptions import ParameterError
+from ..models.instance import DROInstance
+from .base import Separation, SeparationOracle
+from .enumeration import ConfigurationRows
+
+#: relative tolerance under which mutable weights count as equal
+EQUAL_WEIGHTS_RTOL = 1e-12
+
+
+def common_weight(inst: DROInstance) -> tuple[np.ndarray, float]:
+    """The mutable features (finite weight, >= 2 levels) and their common weight ``delta``.
+
+    Raises :class:`ParameterError` naming the weights when they are not all equal.
+    """
+    delta = np.asarray(inst.metric.delta, dtype=float)
+    levels = inst.schema.levels
+    mutable = np.flatnonzero(np.isfinite(delta) & (levels > 1))
+    if mutable.size == 0:
+        return mutable, 0.0
+    w = delta[mutable]
+    if np.ptp(w) > EQUAL_WEIGHTS_RTOL * max(float(np.max(w)), 1e-300):
+        names = inst.schema.categorical_names
+        listed = ", ".join(f"{names[l]}={delta[l]:g}" for l in mutable)
+        raise ParameterError(
+            f"the sorting oracle needs equal weights on all mutable categorical features (the cost must "
+            f"depend on the number of changed features only), but the weights are {listed}; use "
+            f"oracle='dp' for per-feature weights, or make features immutable with np.inf")
+    return mutable, float(w[0])
+
+
+class SortingOracle(SeparationOracle):
+    """Exact separation oracle for equal categorical weights, any ``p > 0``, any convex loss, finite or
+    infinite kappa, classification and regression (see the module docstring)."""
+
+    name = "sorting"
+    exact = True
+
+    def __init__(self, inst: DROInstance):
+        self.inst = inst
+        self.n_samples = inst.n_samples
+        self.mutable, self.delta = common_weight(inst)
+        p = inst.metric.categorical.validated_p()
+        counts = np.arange(self.mutable.size + 1, dtype=float)
+        # D = (c delta^p)^(1/p), written as the metric computes it (= delta c^(1/p))
+        self.distance = (counts * self.delta ** p) ** (1.0 / p)
+        self.Z = inst.data.Z
+        self._design = inst.schema.design(inst.data)  # built once: every separation is one product
+        self._columns = self._level_columns()
+        self.directions = self._label_directions()
+
+    # ---------------------------------------------------------------- set-up
+    def _level_columns(self) -> np.ndarray:
+        """``(m_mut, a_max)`` column index of level ``v`` of each mutable feature in ``coef``; ``-1`` for
+        the reference level, ``-2`` for padding (levels the feature does not have)."""
+        levels = self.inst.schema.levels[self.mutable]
+        offsets = self.inst.schema.dummy_offsets()[self.mutable]
+        a_max = int(levels.max()) if levels.size else 2  # >= 2: the gains need the top two levels
+        v = np.arange(a_max)[None, :]
+        cols = self.inst.n_numerical + offsets[:, None] + v - 1
+        cols = np.where(v == 0, -1, cols)
+        return np.where(v < levels[:, None], cols, -2)
+
+    def _label_directions(self) -> list[tuple]:
+        """``(sigma, shift, extra cost, flip)`` per label family (belbasi2023 Props. 1 and 3)."""
+        y = self.inst.y
+        if not self.inst.is_classification:
+            return [(np.ones_like(y), y, 0.0, False)]
+        directions = [(y, 0.0, 0.0, False)]
+        if self.inst.label_flips:
+            directions.append((-y, 0.0, float(self.inst.metric.kappa), True))
+        return directions
+
+    # ---------------------------------------------------------------- pieces
+    def _level_values(self, coef: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``w_l(v)`` as an ``(m_mut, a_max)`` array and the mask of existing levels."""
+        cols = self._columns
+        exists = cols != -2
+        w = np.where(cols >= 0, coef[np.maximum(cols, 0)], 0.0)
+        return w, exists
+
+    def _gains(self, coef: np.ndarray):
+        """Per sample and mutable feature: the best gain ``max_{v != z_nl} mu g_l(v)`` for ``mu = +1`` and
+        ``mu = -1`` (returned as the signed change of f) and the level achieving it; all ``(N, m_mut)``."""
+        w, exists = self._level_values(coef)
+        m = w.shape[0]
+        rows = np.arange(m)
+        order_hi = np.argsort(np.where(exists, -w, np.inf), axis=1, kind="stable")
+        order_lo = np.argsort(np.where(exists, w, np.inf), axis=1, kind="stable")
+        hi1, hi2 = order_hi[:, 0], order_hi[:, 1]
+        lo1, lo2 = order_lo[:, 0], order_lo[:, 1]
+        cur = self.Z[:, self.mutable]                                   # (N, m)
+        w_cur = w[rows[None, :], cur]
+        up_level = np.where(cur == hi1[None, :], hi2[None, :], hi1[None, :])
+        down_level = np.where(cur == lo1[None, :], lo2[None, :], lo1[None, :])
+        up = w[rows[None, :], up_level] - w_cur
+        down = w[rows[None, :], down_level] - w_cur
+        return up, up_level, down, down_level
+
+    @staticmethod
+    def _prefix(gain: np.ndarray, sign: float) -> tuple[np.ndarray, np.ndarray]:
+        """Largest ``sign * total gain`` with exactly ``c`` changes, ``c = 0..m`` (signed back), and the
+        rank of every feature in the sort (feature changes for count ``c`` iff ``rank < c``)."""
+        N, m = gain.shape
+        order = np.argsort(-sign * gain, axis=1, kind="stable")
+        sorted_gain = np.take_along_axis(gain, order, axis=1)
+        totals = np.concatenate([np.zeros((N, 1)), np.cumsum(sorted_gain, axis=1)], axis=1)
+        rank = np.empty_like(order)
+        np.put_along_axis(rank, order, np.broadcast_to(np.arange(m), (N, m)), axis=1)
+        return totals, rank
+
+    # ------------------------------------------------------------- interface
+    def separate(self, intercept, coef, lam, s, near_margin: float = 0.0) -> Separation:
+        """Most violated row per sample (``near_margin`` is ignored: one row per sample)."""
+        coef = np.asarray(coef, dtype=float)
+        s = np.asarray(s, dtype=float)
+        N = self.n_samples
+        idx = np.arange(N)
+        f0 = self._design @ coef + intercept
+        up, up_level, down, down_level = self._gains(coef)
+        prefixes = (self._prefix(up, 1.0), self._prefix(down, -1.0))
+        values, counts, mu, flips = [], [], [], []
+        for sigma, shift, extra, flip in self.directions:
+            shift_col = shift[:, None] if np.ndim(shift) else 0.0
+            penalty = lam * (self.distance + extra)
+            for k, (totals, _) in enumerate(prefixes):
+                vals = self.inst.loss.value(sigma[:, None] * (f0[:, None] + totals) - shift_col)
+                vals = vals - penalty[None, :] - s[:, None]
+                c = np.argmax(vals, axis=1)
+                values.append(vals[idx, c])
+                counts.append(c)
+                mu.append(np.full(N, k))
+                flips.append(np.full(N, flip))
+        values = np.vstack(values)
+        best = np.argmax(values, axis=0)
+        violation = values[best, idx]
+        c = np.vstack(counts)[best, idx]
+        which = np.vstack(mu)[best, idx]
+        flip = np.vstack(flips)[best, idx].astype(bool)
+        Z = self._configuration(c, which, prefixes, up_level, down_level)
+        kappa = self.inst.metric.kappa
+        cost = self.distance[c] + np.where(flip, kappa if np.isfinite(kappa) else 0.0, 0.0)
+        rows = ConfigurationRows(sample=idx, Z=Z, cost=cost, flip=flip)
+        empty = ConfigurationRows(np.zeros(0, int), np.zeros((0, Z.shape[1]), int), np.zeros(0),
+                                  np.zeros(0, bool))
+        return Separation(rows=rows, violation=violation, near=empty)
+
+    def _configuration(self, c: np.ndarray, which: np.ndarray, prefixes, up_level: np.ndarray,
+                       down_level: np.ndarray) -> np.ndarray:
+        """Backtrack: the top-``c`` features of the chosen direction move to their best other level."""
+        Z = self.Z.copy()
+        if self.mutable.size == 0:
+            return Z
+        rank_up, rank_down = prefixes[0][1], prefixes[1][1]
+        use_up = (which == 0)[:, None]
+        changed = np.where(use_up, rank_up, rank_down) < c[:, None]
+        new_level = np.where(use_up, up_level, down_level)
+        Z[:, self.mutable] = np.where(changed, new_level, Z[:, self.mutable])
+        return Z
