@@ -345,7 +345,7 @@ def test_metric_parts_of_the_wrong_type():
 
 @pytest.mark.parametrize("name,value,match", [
     ("loss", "squared", "unknown loss 'squared'"),
-    ("method", "graph", "method must be one of"),
+    ("method", "lattice", "method must be one of"),
     ("solver", "gurobi", "solver must be one of"),
     ("solver", None, "solver must be one of"),
     ("handle_unknown", "drop", "handle_unknown must be one of"),
@@ -371,8 +371,8 @@ def test_unknown_names_in_the_problem_api():
     with pytest.raises(dk.ParameterError, match="unknown loss 'squared'"):
         dk.Problem("squared").compile(X, y, categorical_features=CAT)
     problem = dk.Problem("logistic", dk.Wasserstein(radius=0.1))
-    with pytest.raises(dk.ParameterError, match="unknown method 'graph'"):
-        problem.compile(X, y, method="graph", categorical_features=CAT)
+    with pytest.raises(dk.ParameterError, match="unknown method 'lattice'"):
+        problem.compile(X, y, method="lattice", categorical_features=CAT)
     compiled = problem.compile(X, y, categorical_features=CAT)
     with pytest.raises(dk.ParameterError, match="unknown solver 'gurobi'"):
         compiled.solve(solver="gurobi")

@@ -145,7 +145,7 @@ class DROClassifier(ClassifierMixin, _DROLinearModel):
     ----------
     loss : ``"logistic"`` (default), ``"hinge"``, ``"smooth_hinge"`` or a :class:`~drokit.losses.Loss`.
     ambiguity : :class:`~drokit.Wasserstein` ball (default radius 0.1 with the default metric).
-    method : ``"auto"``, ``"erm"``, ``"closed_form"``, ``"monolithic"`` or ``"cutting_plane"``; the choice
+    method : ``"auto"``, ``"erm"``, ``"closed_form"``, ``"monolithic"``, ``"cutting_plane"``, ``"box"`` or ``"graph"``; the choice
         and its reason are
         in ``result_.method`` / ``result_.method_reason``.
     solver : ``"clarabel"`` (default), ``"mosek"`` (only with a licence), ``"scs"``, ``"ecos"``.

@@ -189,6 +189,7 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
         new = _select(sep, options)
         fresh = [i for i, key in enumerate(_row_keys(new)) if key not in seen]
         new = take_rows(new, np.asarray(fresh, dtype=int))
+        new = _unique(new)
         history.append(RoundRecord(r, lower, upper, max_violation, work.size, new.size, sol.raw_status,
                                    sol.iterations, t1 - t0, t2 - t1))
         log(f"{r:>5} {lower:>14.9f} {upper:>14.9f} {history[-1].relative_gap:>9.2e} "

@@ -10,6 +10,9 @@
   Thm 1); exact, exponential in the number of categorical features, refused above a size limit.
 * ``box``         -- piecewise-affine losses with ``p = 1``: the per-feature LP of :mod:`.box` (the
   thesis's bounded relaxation, selvi2025 Prop. 10 / the note's C3), polynomial size, exact.
+* ``graph``       -- sun2025 Thm 2: one longest-path potential system per categorical pattern on a
+  layered budget DAG shared by all samples (:mod:`.graph`, :mod:`drokit.oracles.graph`); polynomial in
+  the budget lattice, every loss.
 * ``cutting_plane`` -- the same program generated row by row (:mod:`.cutting_plane`) with an exact
   separation oracle: the DP oracle by default (no enumeration, any size its budget lattice allows), or
   the vectorized enumeration (the reference, limited by ``max_configurations``); the conic masters stay
@@ -27,8 +30,9 @@ from ...models.instance import DROInstance
 from ...oracles.enumeration import count_configuration_rows, enumerate_configurations
 from .box import compile_box
 from .dual import CompiledProgram, build_dual_program
+from .graph import compile_graph
 
-METHODS = ("auto", "erm", "closed_form", "monolithic", "cutting_plane", "box")
+METHODS = ("auto", "erm", "closed_form", "monolithic", "cutting_plane", "box", "graph")
 #: default limit on enumerated configuration rows (monolithic program, enumeration oracle)
 MAX_CONFIGURATIONS = 1_000_000
 #: "auto" chooses the monolithic program only below this many rows (it is fragile above, see
@@ -115,6 +119,8 @@ def compile_instance(inst: DROInstance, method: str = "auto",
         compiled = compile_cutting_plane(inst, max_configurations)
     elif chosen == "box":
         compiled = compile_box(inst)
+    elif chosen == "graph":
+        compiled = compile_graph(inst)
     else:
         compiled = compile_monolithic(inst, max_configurations)
     if inst.radius == 0 and chosen != "erm":

@@ -1,0 +1,514 @@
+"""The layered budget DAG of sun2025's graph reformulation (§4.2, Lemma 1, Theorem 2; sun2025 notes §5.3-5.9).
+
+Layers and states
+-----------------
+The *layers* are the categorical features that can change: finite weight ``delta_l`` and ``a_l >= 2``
+levels (an immutable feature, ``delta_l = inf``, only has its stay arc, so it is not a layer: its
+dummy contribution is a constant of the margin; sun2025 notes erratum 6).  With the categorical exponent ``p``
+of :class:`~drokit.metrics.MismatchCost` a changed feature adds ``w_l = delta_l^p`` to the additive
+budget ``b = sum_l w_l 1[z_l != z^i_l]``, and the transport distance is ``D = b^(1/p)`` (``p = 1``:
+sun2025's weighted Hamming distance).  After the first ``k`` layers the reachable budgets are the
+subset sums
+
+    B_0 = {0},    B_k = B_{k-1}  U  (B_{k-1} + w_k)        (sun2025 §4.2 observation),
+
+which **do not depend on the sample**: only which arc is the "stay" arc depends on ``z^i``, and the
+arc weights depend on the sample only through ``(z^i, y^i)``.  Budgets are merged after rounding to
+12 decimals, exactly like :class:`~drokit.oracles.dp.DPOracle`.
+
+Nodes are the states ``(k, j)`` (layer ``k``, index ``j`` into the sorted ``B_k``), plus the source
+``(0, 0)`` and the sink ``(m + 1, 0)`` of sun2025's G^i.  Arcs (sun2025 notes §5.3), for every node
+``(k - 1, j)``:
+
+* one **stay** arc to ``(k, stay_k[j])`` (budget unchanged) for the observed level ``v = z^i_k``;
+* **change** arcs to ``(k, change_k[j])`` (budget ``+ w_k``): in the *full* variant ``a_k - 1``
+  parallel arcs, one per alternative level ``v = (z^i_k + alt) mod a_k``, ``alt = 1..a_k-1``; in the
+  *compact* variant one merged arc (see below);
+* one **sink** arc from every ``(m, j)``.
+
+The arc of level ``v`` of layer ``k`` has weight ``w^i = -y^i beta_{z_k}(v)`` in sun2025 (14)
+(``beta_{z_k}(0) = 0``: the reference level).
+
+Merged change arcs (compact variant)
+------------------------------------
+The ``a_k - 1`` parallel change arcs out of ``(k-1, j)`` share their tail and head and differ only in
+their weights, so a longest path only uses the heaviest: ``max_v w(v)``.  In the LP dual (potentials
+``mu``) this is written exactly with one auxiliary variable ``t_k`` per (graph, layer):
+
+    t_k >= w(v)                       for the a_k - 1 alternative levels v != z^i_k
+    mu_(k, change_k[j]) - mu_(k-1, j) >= t_k      for every tail j in B_{k-1}
+
+which is equivalent to the ``|B_{k-1}| (a_k - 1)`` original arc constraints (take ``t_k = max_v w(v)``
+in one direction; ``t_k >= w(v)`` in the other).  It has ``|B_{k-1}| + a_k - 1`` rows instead of
+``|B_{k-1}| (a_k - 1)``, so it is used only on the layers where it is smaller:
+``(|B_{k-1}| - 1)(a_k - 2) > 1`` (never on the first layer, never for binary features).
+
+Sizes (sun2025 notes §5.7, per graph, the notes' counting with source and sink)
+------------------------------------------------------------------
+* nodes  ``|V| = 2 + sum_{k=1}^m |B_k|``
+* arcs   ``|A| = sum_k |B_{k-1}| a_k + |B_m|`` (full); merged layers count ``2 |B_{k-1}|`` (compact)
+* linear arc rows of the potential LP: ``sum_k rows_k`` with ``rows_k = |B_{k-1}| a_k`` (full) or
+  ``min(|B_{k-1}| a_k, 2 |B_{k-1}| + a_k - 1)`` (compact)
+
+The arc count depends on the layer order (the value does not): :func:`choose_layer_order` minimizes
+it exactly for up to :data:`EXACT_ORDER_LIMIT` layers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from itertools import combinations
+from typing import Dict, List, Optional, Sequence, Tuple, Union
+
+import networkx as nx
+import numpy as np
+
+from ..exceptions import ParameterError, ProblemTooLargeError
+from ..models.instance import DROInstance
+from .dp import MAX_BUDGETS
+
+#: arc kinds in :attr:`GraphTemplate.kind`
+STAY, CHANGE, MERGED, SINK = 0, 1, 2, 3
+KIND_NAMES = ("stay", "change", "merged_change", "sink")
+#: choose_layer_order is exact (dynamic program over subsets) up to this many layers
+EXACT_ORDER_LIMIT = 12
+#: decimals of the budget merge (same as the DP oracle)
+BUDGET_DECIMALS = 12
+
+Order = Union[None, str, Sequence[int]]
+
+
+def _round(b: np.ndarray) -> np.ndarray:
+    return np.round(b, BUDGET_DECIMALS)
+
+
+# ------------------------------------------------------------------------------------------ lattice
+@dataclass
+class BudgetLattice:
+    """Reachable additive budgets after each layer: ``budgets[k] = B_k`` (sorted), and for layer
+    ``k = 1..m`` the index in ``B_k`` reached from each ``j`` in ``B_{k-1}`` by a stay / a change."""
+
+    weights: np.ndarray              # (m,) additive budget w_k = delta_k^p of each layer
+    budgets: List[np.ndarray]        # m + 1 arrays, budgets[0] = [0]
+    stay: List[np.ndarray]           # m arrays of size |B_{k-1}|
+    change: List[np.ndarray]         # m arrays of size |B_{k-1}|
+
+    @property
+    def sizes(self) -> np.ndarray:
+        """``(|B_0|, ..., |B_m|)``."""
+        return np.array([b.size for b in self.budgets], dtype=np.int64)
+
+
+def extend_budgets(budgets: np.ndarray, w: float) -> np.ndarray:
+    """``B U (B + w)`` sorted, merged after rounding (one step of the lattice)."""
+    return np.unique(_round(np.concatenate([budgets, budgets + w])))
+
+
+def budget_lattice(weights: Sequence[float], max_budgets: int = MAX_BUDGETS) -> BudgetLattice:
+    """The lattice ``B_k = B_{k-1} U (B_{k-1} + w_k)`` with its stay / change index maps.
+
+    Raises :class:`ProblemTooLargeError` when a layer has more than ``max_budgets`` budgets.
+    """
+    weights = np.asarray(weights, dtype=float)
+    budgets = [np.zeros(1)]
+    stay, change = [], []
+    for w in weights:
+        prev = budgets[-1]
+        merged = extend_budgets(prev, w)
+        if merged.size > max_budgets:
+            raise ProblemTooLargeError(
+                f"the budget graph would have {merged.size:,} distinct transport budgets in one layer "
+                f"(limit {max_budgets:,}); round the categorical weights to a grid (e.g. 1 decimal) or "
+                f"use equal weights")
+        stay.append(np.searchsorted(merged, _round(prev)))
+        change.append(np.searchsorted(merged, _round(prev + w)))
+        budgets.append(merged)
+    return BudgetLattice(weights, budgets, stay, change)
+
+
+# ----------------------------------------------------------------------------------- size formulas
+def layer_rows(tails: int, a: int, compact: bool) -> int:
+    """Linear arc rows of one layer: ``tails * a`` (full) or ``min(tails * a, 2 tails + a - 1)``."""
+    full = tails * a
+    return min(full, 2 * tails + a - 1) if compact else full
+
+
+def layer_merged(tails: int, a: int, compact: bool) -> bool:
+    """Whether the compact variant merges the layer's change arcs: ``(tails - 1)(a - 2) > 1``."""
+    return bool(compact and (tails - 1) * (a - 2) > 1)
+
+
+def order_cost(levels: Sequence[int], weights: Sequence[float], compact: bool = False) -> Tuple[int, int]:
+    """``(arc rows, potential nodes)`` per graph for the layers in the given order:
+    ``(sum_k rows_k(|B_{k-1}|, a_k), sum_{k>=1} |B_k|)``."""
+    budgets = np.zeros(1)
+    rows = nodes = 0
+    for a, w in zip(levels, weights):
+        rows += layer_rows(budgets.size, int(a), compact)
+        budgets = extend_budgets(budgets, w)
+        nodes += budgets.size
+    return rows, nodes
+
+
+def _exact_order(levels: np.ndarray, weights: np.ndarray, compact: bool) -> np.ndarray:
+    """Dynamic program over subsets: the lattice after a *set* of layers does not depend on their
+    order, so ``best[S] = min_{l in S} best[S - l] + (rows(|B(S - l)|, a_l), |B(S)|)``."""
+    m = levels.size
+    lattice = {0: np.zeros(1)}
+    best: Dict[int, Tuple[Tuple[int, int], int]] = {0: ((0, 0), -1)}
+    for size in range(1, m + 1):
+        for subset in combinations(range(m), size):
+            S = sum(1 << l for l in subset)
+            low = subset[0]
+            lattice[S] = extend_budgets(lattice[S ^ (1 << low)], weights[low])
+            nodes = lattice[S].size
+            cand = []
+            for l in subset:
+                prev = S ^ (1 << l)
+                (r, v), _ = best[prev]
+                cand.append(((r + layer_rows(lattice[prev].size, int(levels[l]), compact),
+                              v + nodes), l))
+            best[S] = min(cand)
+    order, S = [], (1 << m) - 1
+    while S:
+        l = best[S][1]
+        order.append(l)
+        S ^= 1 << l
+    return np.array(order[::-1], dtype=np.int64)
+
+
+def _local_search_order(levels: np.ndarray, weights: np.ndarray, compact: bool) -> np.ndarray:
+    """Large m: start from "most levels first, then smallest weight" and apply improving adjacent
+    swaps (exact costs) until none helps."""
+    order = np.lexsort((weights, -levels))
+    cost = order_cost(levels[order], weights[order], compact)
+    improved = True
+    while improved:
+        improved = False
+        for k in range(order.size - 1):
+            cand = order.copy()
+            cand[k], cand[k + 1] = cand[k + 1], cand[k]
+            c = order_cost(levels[cand], weights[cand], compact)
+            if c < cost:
+                order, cost, improved = cand, c, True
+    return order
+
+
+def choose_layer_order(levels: Sequence[int], weights: Sequence[float], compact: bool = False) -> np.ndarray:
+    """A permutation of the layers minimizing ``(arc rows, potential nodes)`` per graph (sun2025 notes §5.7).
+
+    Exact for up to :data:`EXACT_ORDER_LIMIT` layers (subset dynamic program, ``O(2^m m)`` lattice
+    steps); above, "high cardinality first" (optimal for equal weights and for generic weights, where
+    ``|B_{k-1}|`` is ``k`` resp. ``2^{k-1}``) refined by adjacent swaps.  Ties keep the given order.
+    """
+    levels = np.asarray(levels, dtype=np.int64)
+    weights = np.asarray(weights, dtype=float)
+    if levels.size <= 1:
+        return np.arange(levels.size)
+    if levels.size <= EXACT_ORDER_LIMIT:
+        return _exact_order(levels, weights, compact)
+    return _local_search_order(levels, weights, compact)
+
+
+# ------------------------------------------------------------------------------- instance helpers
+def layer_features(inst: DROInstance) -> np.ndarray:
+    """Categorical features (schema positions) that are layers: finite ``delta`` and >= 2 levels."""
+    return np.flatnonzero(np.isfinite(inst.metric.delta) & (inst.schema.levels > 1))
+
+
+def additive_weights(inst: DROInstance) -> np.ndarray:
+    """``delta_l^p`` per categorical feature (0 for immutable ones, which are never layers)."""
+    delta = inst.metric.delta
+    p = inst.metric.categorical.validated_p()
+    return np.where(np.isfinite(delta), delta, 0.0) ** p
+
+
+def resolve_order(inst: DROInstance, order: Order = None, compact: bool = True) -> np.ndarray:
+    """The layers in the order to use, as schema positions of categorical features.
+
+    ``None`` or ``"auto"``: :func:`choose_layer_order`; ``"schema"``: the data's column order; a
+    sequence: those features (it must be a permutation of :func:`layer_features`).
+    """
+    layers = layer_features(inst)
+    if order is None or (isinstance(order, str) and order == "auto"):
+        w = additive_weights(inst)[layers]
+        return layers[choose_layer_order(inst.schema.levels[layers], w, compact)]
+    if isinstance(order, str):
+        if order != "schema":
+            raise ParameterError(f"order must be None, 'auto', 'schema' or a sequence of categorical "
+                                 f"feature positions, got {order!r}")
+        return layers
+    given = np.asarray(order, dtype=np.int64).ravel()
+    if sorted(given.tolist()) != layers.tolist():
+        raise ParameterError(f"order must list each layer feature (categorical features with finite "
+                             f"weight and >= 2 levels: {layers.tolist()}) exactly once, got "
+                             f"{given.tolist()}")
+    return given
+
+
+# -------------------------------------------------------------------------------------- template
+@dataclass
+class GraphTemplate:
+    """The sample-independent layered DAG and its arcs as numpy arrays (for vectorized assembly).
+
+    Global node numbering: source 0, node ``(k, j)`` is ``node_offset[k] + j`` (``k = 1..m``), sink
+    ``n_nodes - 1``.  Arc ``e`` goes from ``tail[e]`` to ``head[e]``; ``layer[e]`` is its layer
+    ``k - 1`` (0-based; ``-1`` for sink arcs), ``kind[e]`` one of :data:`STAY`, :data:`CHANGE`,
+    :data:`MERGED`, :data:`SINK`, and ``alt[e]`` the alternative index: the arc's level for a sample
+    with observed level ``c`` is ``(c + alt) mod a_k`` (0 for stay arcs, -1 for merged / sink arcs).
+    """
+
+    features: np.ndarray         # (m,) categorical feature (schema position) of each layer
+    levels: np.ndarray           # (m,) a_k
+    p: float                     # categorical exponent: D = b^(1/p)
+    lattice: BudgetLattice
+    merged: np.ndarray           # (m,) bool: change arcs of the layer merged (compact variant)
+    node_offset: np.ndarray      # (m + 2,) first global index of each layer, sink included
+    tail: np.ndarray
+    head: np.ndarray
+    layer: np.ndarray
+    kind: np.ndarray
+    alt: np.ndarray
+    compact: bool = False
+
+    @property
+    def n_layers(self) -> int:
+        return int(self.levels.size)
+
+    @property
+    def n_nodes(self) -> int:
+        return int(self.node_offset[-1] + 1)
+
+    @property
+    def n_arcs(self) -> int:
+        return int(self.tail.size)
+
+    @property
+    def final_budgets(self) -> np.ndarray:
+        return self.lattice.budgets[-1]
+
+    @property
+    def final_distances(self) -> np.ndarray:
+        """``D = b^(1/p)`` of the last layer's budgets (the sink arcs' transport costs)."""
+        return self.final_budgets ** (1.0 / self.p)
+
+    @property
+    def n_potentials(self) -> int:
+        """Potential variables per graph in the sink-free form: every node but source and sink."""
+        return self.n_nodes - 2
+
+    def kind_counts(self) -> Dict[str, int]:
+        return {name: int(np.sum(self.kind == k)) for k, name in enumerate(KIND_NAMES)}
+
+    def level_of(self, arcs: np.ndarray, observed: np.ndarray) -> np.ndarray:
+        """Level chosen by layer arcs ``arcs`` for observed levels ``observed`` (broadcasting)."""
+        a = self.levels[self.layer[arcs]]
+        return (observed + self.alt[arcs]) % a
+
+    @cached_property
+    def graph(self) -> nx.MultiDiGraph:
+        """The template as a networkx multigraph (parallel change arcs are separate edges).
+
+        Node ``(k, j)`` has attributes ``budget`` (additive ``b``) and ``distance`` (``b^(1/p)``);
+        the sink is ``(m + 1, 0)``.  Edges carry ``kind``, ``feature`` (schema position, -1 for sink
+        arcs), ``layer`` and ``alt``.
+        """
+        G = nx.MultiDiGraph(compact=self.compact, p=self.p)
+        names = self.node_names()
+        for k, b in enumerate(self.lattice.budgets):
+            for j, bj in enumerate(b):
+                G.add_node((k, j), layer=k, budget=float(bj), distance=float(bj) ** (1.0 / self.p))
+        G.add_node(names[-1], layer=self.n_layers + 1, budget=np.nan, distance=np.nan)
+        feat = np.where(self.layer >= 0, self.features[np.maximum(self.layer, 0)], -1) \
+            if self.n_layers else np.full(self.n_arcs, -1)
+        for e in range(self.n_arcs):
+            G.add_edge(names[self.tail[e]], names[self.head[e]], kind=KIND_NAMES[self.kind[e]],
+                       feature=int(feat[e]), layer=int(self.layer[e]), alt=int(self.alt[e]))
+        return G
+
+    def node_names(self) -> List[Tuple[int, int]]:
+        """``(k, j)`` of every global node index (source ``(0, 0)``, sink ``(m + 1, 0)``)."""
+        names = [(k, j) for k, b in enumerate(self.lattice.budgets) for j in range(b.size)]
+        return names + [(self.n_layers + 1, 0)]
+
+
+def _layer_arcs(k: int, lattice: BudgetLattice, a: int, merged: bool, off_prev: int,
+                off_next: int) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Arc arrays (tail, head, kind, alt) of layer ``k`` (0-based), global node numbering."""
+    tails = np.arange(lattice.budgets[k].size)
+    stay, change = lattice.stay[k], lattice.change[k]
+    if merged:
+        alts = np.array([-1])
+        kinds = np.array([MERGED])
+    else:
+        alts = np.arange(1, a)
+        kinds = np.full(a - 1, CHANGE)
+    n_change = alts.size
+    tail = np.concatenate([tails, np.repeat(tails, n_change)]) + off_prev
+    head = np.concatenate([stay + off_next, np.repeat(change, n_change) + off_next])
+    kind = np.concatenate([np.full(tails.size, STAY), np.tile(kinds, tails.size)])
+    alt = np.concatenate([np.zeros(tails.size, dtype=np.int64), np.tile(alts, tails.size)])
+    return tail, head, kind, alt
+
+
+def build_template(levels: Sequence[int], weights: Sequence[float], p: float = 1.0,
+                   features: Optional[Sequence[int]] = None, compact: bool = False,
+                   max_budgets: int = MAX_BUDGETS) -> GraphTemplate:
+    """The DAG for layers with ``levels`` (``a_k >= 2``) and additive weights ``weights``
+    (``delta_k^p``), in the given order.  ``features`` labels the layers (default ``0..m-1``)."""
+    levels = np.asarray(levels, dtype=np.int64)
+    if np.any(levels < 2):
+        raise ParameterError("every layer needs at least 2 levels (single-level features are not layers)")
+    lattice = budget_lattice(weights, max_budgets)
+    sizes = lattice.sizes
+    m = levels.size
+    node_offset = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)  # m + 2 entries
+    merged = np.array([layer_merged(int(sizes[k]), int(levels[k]), compact) for k in range(m)], bool)
+    parts = [_layer_arcs(k, lattice, int(levels[k]), bool(merged[k]), int(node_offset[k]),
+                         int(node_offset[k + 1])) for k in range(m)]
+    layer = [np.full(part[0].size, k) for k, part in enumerate(parts)]
+    finals = np.arange(sizes[-1]) + node_offset[m]
+    parts.append((finals, np.full(finals.size, node_offset[m + 1]), np.full(finals.size, SINK),
+                  np.full(finals.size, -1)))
+    layer.append(np.full(finals.size, -1))
+    tail, head, kind, alt = (np.concatenate([part[i] for part in parts]).astype(np.int64) for i in range(4))
+    features = np.arange(m) if features is None else np.asarray(features, dtype=np.int64)
+    return GraphTemplate(features=features, levels=levels, p=float(p), lattice=lattice, merged=merged,
+                         node_offset=node_offset, tail=tail, head=head,
+                         layer=np.concatenate(layer).astype(np.int64), kind=kind, alt=alt,
+                         compact=compact)
+
+
+def template_for(inst: DROInstance, order: Order = None, compact: bool = True,
+                 max_budgets: int = MAX_BUDGETS) -> GraphTemplate:
+    """The template of an instance: layers = :func:`layer_features` in :func:`resolve_order`'s order."""
+    feats = resolve_order(inst, order, compact)
+    return build_template(inst.schema.levels[feats], additive_weights(inst)[feats],
+                          inst.metric.categorical.validated_p(), feats, compact, max_budgets)
+
+
+# ------------------------------------------------------------------------- potential systems, sizes
+@dataclass
+class SinkTerms:
+    """The loss terms ``L(u) <= t`` of the sink-free form, one per (sample, label, extreme) and final
+    budget (see :mod:`drokit.conic.reformulations.graph`).
+
+    ``sample``, ``flip``, ``sigma`` (sign of the hypothesis in ``u``), ``shift`` (``r``: 0 or
+    ``y_n``) and ``upper`` (whether the term bounds S from above, i.e. uses the max-potential system)
+    have one entry per (sample, label, extreme); ``system`` indexes :attr:`system_group` /
+    :attr:`system_upper`.
+    """
+
+    sample: np.ndarray
+    flip: np.ndarray
+    sigma: np.ndarray
+    shift: np.ndarray
+    upper: np.ndarray
+    system: np.ndarray
+    system_group: np.ndarray     # (S,) potential group of each system
+    system_upper: np.ndarray     # (S,) True: max system (mu >= longest path), False: min system
+    group_codes: np.ndarray      # (G, m) observed levels of each group, layer order
+    group_of_sample: np.ndarray  # (N,)
+
+    @property
+    def n_systems(self) -> int:
+        return int(self.system_group.size)
+
+
+def potential_groups(inst: DROInstance, features: np.ndarray,
+                     share: bool = True) -> Tuple[np.ndarray, np.ndarray]:
+    """``(group of each sample, observed layer levels of each group)``; with ``share`` samples with
+    the same levels on the layer features share a group (sun2025 notes §5.9), else every sample is one."""
+    codes = inst.data.Z[:, features] if features.size else np.zeros((inst.n_samples, 0), np.int64)
+    if not share:
+        return np.arange(inst.n_samples), codes
+    uniq, inverse = np.unique(codes, axis=0, return_inverse=True)
+    return inverse.ravel(), uniq
+
+
+def sink_terms(inst: DROInstance, features: np.ndarray, share: bool = True) -> SinkTerms:
+    """Enumerate the (sample, label, extreme) terms and the potential systems they need.
+
+    With ``u = sigma (base + S(z)) - r`` and ``S(z) = sum_layers beta(z_k)``, the term bounding
+    ``max_z u`` uses the max system when ``sigma > 0`` and the min system when ``sigma < 0``; the
+    term bounding ``min_z u`` the other one.  A nonincreasing loss (``loss.decreasing``) needs only
+    the ``min_z u`` term.  Systems are keyed by (group, extreme), so (z, y = +1) and (z, y = -1) share
+    them: e.g. with finite kappa both labels of a pattern use the same two systems.
+    """
+    N = inst.n_samples
+    group, codes = potential_groups(inst, features, share)
+    samples = np.arange(N)
+    if inst.is_classification:
+        flips = [False, True] if inst.label_flips else [False]
+        sample = np.concatenate([samples for _ in flips])
+        flip = np.concatenate([np.full(N, f) for f in flips])
+        sigma = inst.y[sample] * np.where(flip, -1.0, 1.0)
+        shift = np.zeros(sample.size)
+    else:
+        sample, flip = samples, np.zeros(N, bool)
+        sigma, shift = np.ones(N), inst.y.astype(float)
+    ends = [False] if inst.loss.decreasing else [False, True]  # False: bound min u, True: max u
+    upper_end = np.concatenate([np.full(sample.size, e) for e in ends])
+    sample, flip = np.tile(sample, len(ends)), np.tile(flip, len(ends))
+    sigma, shift = np.tile(sigma, len(ends)), np.tile(shift, len(ends))
+    upper = (sigma > 0) == upper_end
+    keys = group[sample] * 2 + upper.astype(np.int64)
+    uniq, system = np.unique(keys, return_inverse=True)
+    return SinkTerms(sample=sample, flip=flip, sigma=sigma, shift=shift, upper=upper,
+                     system=system.ravel(), system_group=uniq // 2, system_upper=(uniq % 2).astype(bool),
+                     group_codes=codes, group_of_sample=group)
+
+
+@dataclass
+class GraphSize:
+    """Sizes of the graph formulation, from the formulas (before any program is built)."""
+
+    layers: List[int]             # categorical features (schema positions) in layer order
+    levels: List[int]             # a_k in layer order
+    budgets: List[int]            # |B_0|, ..., |B_m|
+    merged_layers: int            # layers whose change arcs are merged (compact)
+    nodes_per_graph: int          # 2 + sum_k |B_k| (source and sink included, sun2025 notes §5.7)
+    arcs_per_graph: int           # sum_k arcs_k + |B_m| (sink arcs included)
+    arc_rows_per_graph: int       # linear arc constraints of one potential system
+    groups: int                   # distinct potential groups (patterns, or samples when unshared)
+    systems: int                  # potential systems (group x extreme actually used)
+    potential_variables: int      # systems * sum_{k>=1} |B_k|
+    aux_variables: int            # systems * merged_layers
+    arc_constraints: int          # systems * arc_rows_per_graph
+    loss_terms: int               # L(u) <= t epigraph terms (sink arcs over all terms)
+    reference: Dict[str, int] = field(default_factory=dict)  # full-variant arcs, problem (3) terms
+
+    def as_dict(self) -> Dict[str, object]:
+        return dict(self.__dict__)
+
+    def summary(self) -> str:
+        return (f"{len(self.layers)} layers, |B| = {self.budgets}, {self.nodes_per_graph} nodes / "
+                f"{self.arcs_per_graph} arcs per graph, {self.systems} potential systems "
+                f"({self.groups} groups): {self.potential_variables + self.aux_variables:,} potential "
+                f"variables, {self.arc_constraints:,} linear arc rows, {self.loss_terms:,} loss terms")
+
+
+def graph_size(inst: DROInstance, order: Order = None, compact: bool = True,
+               share_potentials: bool = True, max_budgets: int = MAX_BUDGETS) -> GraphSize:
+    """Node / arc / constraint / variable counts of the graph program, by the formulas of the module
+    docstring (only the budget set sizes and the sample patterns are computed, no graph)."""
+    feats = resolve_order(inst, order, compact)
+    levels = inst.schema.levels[feats]
+    sizes = budget_lattice(additive_weights(inst)[feats], max_budgets).sizes
+    tails = sizes[:-1]
+    rows = [layer_rows(int(d), int(a), compact) for d, a in zip(tails, levels)]
+    merged = sum(layer_merged(int(d), int(a), compact) for d, a in zip(tails, levels))
+    arcs = int(sum(2 * d if layer_merged(int(d), int(a), compact) else d * a
+                   for d, a in zip(tails, levels)) + sizes[-1])
+    terms = sink_terms(inst, feats, share_potentials)
+    S = terms.n_systems
+    reference = {"full_arcs_per_graph": int(np.sum(tails * levels) + sizes[-1]),
+            "problem3_loss_terms": int(inst.n_samples * np.prod(levels.astype(float)))}
+    return GraphSize(layers=feats.tolist(), levels=levels.tolist(), budgets=sizes.tolist(),
+                     merged_layers=int(merged), nodes_per_graph=int(2 + sizes[1:].sum()),
+                     arcs_per_graph=arcs, arc_rows_per_graph=int(sum(rows)),
+                     groups=int(terms.group_codes.shape[0]), systems=S,
+                     potential_variables=int(S * sizes[1:].sum()), aux_variables=int(S * merged),
+                     arc_constraints=int(S * sum(rows)), loss_terms=int(terms.sample.size * sizes[-1]),
+                     reference=reference)
