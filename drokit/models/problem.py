@@ -209,7 +209,7 @@ class CompiledProblem:
         return self._fit_result(
             out.solution, objective=upper, status=status, lower_bound=out.lower_bound,
             upper_bound=upper, intercept=out.intercept, coef=out.coef, lambda_=out.lam, s=out.s,
-            solve_time=float(sum(r.master_time + r.oracle_time for r in out.history)),
+            solve_time=out.phase_one_time + float(sum(r.master_time + r.oracle_time for r in out.history)),
             evaluation_time=eval_time, iterations=int(sum(r.master_iterations for r in out.history)),
             warnings=notes, max_violation=out.max_violation, history=out.history)
 

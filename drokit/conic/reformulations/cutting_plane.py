@@ -109,6 +109,7 @@ class CuttingPlaneOutcome:
     converged: bool
     history: List[RoundRecord] = field(default_factory=list)
     working_rows: Optional[ConfigurationRows] = None
+    phase_one_time: float = 0.0           # seconds spent in phase 1 (before the first master)
 
 
 def _row_keys(rows: ConfigurationRows) -> List[bytes]:
@@ -135,9 +136,11 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
     lower, upper = -np.inf, np.inf
     best = None
     bound = options.coef_bound
+    phase_one_time = 0.0
     if options.phase_one:
         first = phase_one(inst, oracle, log=log if options.verbose else None)
         upper = first.upper_bound
+        phase_one_time = first.seconds
         best = (first.intercept, first.coef, first.lam, first.s)
         fresh = [i for i, key in enumerate(_row_keys(first.bundle)) if key not in seen]
         work = _sample_major(concat_rows([work, take_rows(first.bundle, np.asarray(fresh, dtype=int))]))
@@ -224,7 +227,7 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
     return CuttingPlaneOutcome(program=last_program, solution=last_solution, intercept=intercept,
                                coef=coef, lam=lam, s=s, lower_bound=lower, upper_bound=upper,
                                max_violation=max_violation, converged=converged, history=history,
-                               working_rows=work)
+                               working_rows=work, phase_one_time=phase_one_time)
 
 
 def _sample_major(rows: ConfigurationRows) -> ConfigurationRows:
