@@ -39,13 +39,16 @@ class WorstCaseValue:
     mass: np.ndarray     # worst-case probability mass per row (sums to 1 without the numerical tail)
 
 
+def row_margins(inst: DROInstance, rows: ConfigurationRows, intercept: float, coef: np.ndarray) -> np.ndarray:
+    """``u_k = sigma_k f(x_{n_k}, z_k) - shift_k``: the loss argument of every configuration row."""
+    from ..conic.reformulations.dual import row_design
+    sigma, shift = inst.row_signs(rows.sample, rows.flip)
+    return sigma * (row_design(inst, rows) @ coef + intercept) - shift
+
+
 def row_losses(inst: DROInstance, rows: ConfigurationRows, intercept: float, coef: np.ndarray) -> np.ndarray:
     """``L(u_k)`` for every configuration row at the fixed model."""
-    from ..conic.reformulations.dual import row_design
-    f = row_design(inst, rows) @ coef + intercept
-    y = inst.y[rows.sample]
-    u = f * y * np.where(rows.flip, -1.0, 1.0) if inst.is_classification else f - y
-    return inst.loss.value(u)
+    return inst.loss.value(row_margins(inst, rows, intercept, coef))
 
 
 def lambda_floor(inst: DROInstance, coef: np.ndarray) -> float:

@@ -66,7 +66,7 @@ from ..exceptions import DataError, ParameterError, ProblemTooLargeError, Solver
 from ..models.instance import DROInstance
 from ..oracles.enumeration import (ConfigurationRows, concat_rows, count_configuration_rows,
                                    enumerate_configurations, take_rows)
-from .worst_case import MAX_EVALUATION_ROWS, lambda_floor, row_losses
+from .worst_case import MAX_EVALUATION_ROWS, lambda_floor, row_losses, row_margins
 
 #: the methods of :func:`worst_case`
 METHODS = ("auto", "enumeration", "oracle")
@@ -392,14 +392,6 @@ def _exact_cost(inst: DROInstance, rows: ConfigurationRows) -> np.ndarray:
     return np.asarray(cost, dtype=float)
 
 
-def _margins(inst: DROInstance, rows: ConfigurationRows, intercept: float, coef: np.ndarray) -> np.ndarray:
-    """``u_k``: the loss's argument at every row (the same expression as :func:`row_losses`)."""
-    from ..conic.reformulations.dual import row_design
-    f = row_design(inst, rows) @ coef + intercept
-    y = inst.y[rows.sample]
-    return f * y * np.where(rows.flip, -1.0, 1.0) if inst.is_classification else f - y
-
-
 def _limiting_direction(inst: DROInstance, intercept: float, coef: np.ndarray, lam_min: float,
                         budget: float, atom_rows: Optional[ConfigurationRows]) -> LimitingDirection:
     """The dual-norm direction along which the remaining budget is spent in the limit."""
@@ -422,7 +414,7 @@ def _limiting_direction(inst: DROInstance, intercept: float, coef: np.ndarray, l
     sample = 0
     if atom_rows is not None and atom_rows.size:
         with np.errstate(over="ignore", invalid="ignore"):
-            slope = side * np.asarray(inst.loss.derivative(_margins(inst, atom_rows, intercept, coef)))
+            slope = side * np.asarray(inst.loss.derivative(row_margins(inst, atom_rows, intercept, coef)))
         sample = int(atom_rows.sample[int(np.nanargmax(slope))]) if np.isfinite(slope).any() else 0
     if label:  # regression: u = f - y, so y moves opposite to the side, at cost kappa |dy|
         return LimitingDirection("label", sample, float(budget), float(lam_min), [], np.zeros(n),
@@ -596,21 +588,6 @@ def _result(inst: DROInstance, classes, *, value, nominal_risk, lam, lam_min, ro
 
 
 # ============================================================================ the public entry point
-def _encode_labels(y, classes: np.ndarray, n_samples: int) -> np.ndarray:
-    """``y`` in {-1, +1} with the model's classes (``classes[1] -> +1``); one class alone is fine."""
-    from ..models.validation import as_1d
-    y = as_1d(y, n_samples)
-    if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
-        bad = ~np.isfinite(y)
-        raise DataError(f"y has {int(bad.sum())} NaN/inf value(s) (first at row {int(np.argmax(bad))})")
-    known = np.isin(y, classes)
-    if not known.all():
-        seen = sorted({str(v) for v in y[~known]})[:5]
-        raise DataError(f"y has label(s) {seen} that are not among the model's classes_ "
-                        f"{np.asarray(classes).tolist()}")
-    return np.where(y == classes[1], 1.0, -1.0)
-
-
 def _bind_model(model, X, y, ambiguity, schema, loss):
     """The :class:`DROInstance` of the evaluation data under ``model``'s encoding, plus its parameters."""
     from sklearn.utils.validation import check_is_fitted
@@ -677,19 +654,19 @@ def _bind_model(model, X, y, ambiguity, schema, loss):
         raise DataError(f"X has {n_cols} columns, but the model was fitted on {len(schema.feature_names)} "
                         f"({schema.feature_names[:10]})")
     n_rows = X.shape[0]
-    if problem.resolved_task() == CLASSIFICATION and classes is not None:
+    classification = problem.resolved_task() == CLASSIFICATION
+    if classification and classes is not None:
         classes = np.asarray(classes)
         if classes.size != 2:
             raise DataError(f"model.classes_ has {classes.size} classes; only binary classifiers are "
                             f"supported")
-        y = _encode_labels(y, classes, n_rows)
-    elif problem.resolved_task() == CLASSIFICATION and y is not None:
+    elif classification and y is not None:
         from ..models.validation import encode_binary_labels, plus_minus_one_labels
         if plus_minus_one_labels(y, n_rows) is None:  # two user labels: sorted, the second is +1
-            y, classes = encode_binary_labels(y, n_rows)
+            _, classes = encode_binary_labels(y, n_rows)
     elif y is None:
         raise DataError("y is required: the worst-case risk is of the loss on (X, y)")
-    inst = problem.bind(X, y, schema=schema, handle_unknown=handle_unknown)
+    inst = problem.bind(X, y, schema=schema, handle_unknown=handle_unknown, classes=classes)
     return inst, intercept, coef, classes
 
 

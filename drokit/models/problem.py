@@ -26,7 +26,7 @@ from ..solvers import get_backend
 from ..solvers.base import solve_with_retries
 from .instance import DROInstance
 from .result import FitResult
-from .validation import check_target, encode_binary_labels, plus_minus_one_labels
+from .validation import check_target, encode_binary_labels, encode_with_classes, plus_minus_one_labels
 
 ON_INACCURATE = ("raise", "warn")
 
@@ -70,8 +70,12 @@ class Problem:
         return amb
 
     def bind(self, X, y, *, categorical_features=None, categories="auto",
-             schema: Optional[FeatureSchema] = None, handle_unknown: str = "error") -> DROInstance:
-        """Encode the data and resolve the metric: everything a compile path needs."""
+             schema: Optional[FeatureSchema] = None, handle_unknown: str = "error",
+             classes=None) -> DROInstance:
+        """Encode the data and resolve the metric: everything a compile path needs.
+
+        ``classes``: the two class labels (``classes[1] -> +1``) to encode ``y`` with, e.g. a fitted
+        model's ``classes_`` when evaluating it on other data; by default taken from ``y``."""
         loss = self.resolved_loss()
         task = self.resolved_task()
         amb = self.resolved_ambiguity()
@@ -80,7 +84,9 @@ class Problem:
         if schema is None:
             schema = FeatureSchema.infer(X, categorical_features, categories)
         data = schema.transform(X, handle_unknown=handle_unknown)
-        if task == CLASSIFICATION:
+        if task == CLASSIFICATION and classes is not None:
+            y_enc = encode_with_classes(y, np.asarray(classes), data.n_samples)
+        elif task == CLASSIFICATION:
             y_enc = plus_minus_one_labels(y, data.n_samples)
             if y_enc is None:
                 y_enc, _ = encode_binary_labels(y, data.n_samples)

@@ -78,6 +78,21 @@ def encode_binary_labels(y, n_samples: int) -> Tuple[np.ndarray, np.ndarray]:
     return np.where(y == classes[1], 1.0, -1.0), classes
 
 
+def encode_with_classes(y, classes: np.ndarray, n_samples: int) -> np.ndarray:
+    """``y`` in {-1, +1} with given classes (``classes[1] -> +1``), e.g. a fitted model's ``classes_``;
+    one class alone is fine (evaluation data of one group)."""
+    y = as_1d(y, n_samples)
+    if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
+        bad = ~np.isfinite(y)
+        raise DataError(f"y has {int(bad.sum())} NaN/inf value(s) (first at row {int(np.argmax(bad))})")
+    known = np.isin(y, classes)
+    if not known.all():
+        seen = sorted({str(v) for v in y[~known]})[:5]
+        raise DataError(f"y has label(s) {seen} that are not among the model's classes_ "
+                        f"{np.asarray(classes).tolist()}")
+    return np.where(y == classes[1], 1.0, -1.0)
+
+
 def check_target(y, n_samples: int) -> np.ndarray:
     """A finite float regression target."""
     y = as_1d(y, n_samples)

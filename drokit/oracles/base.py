@@ -12,11 +12,12 @@ engine relies on exactness for its certificate (``max_n phi_n <= tol`` at termin
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence, Tuple
 
 import numpy as np
 
 if TYPE_CHECKING:  # only for annotations: enumeration.py imports this module
+    from ..models.instance import DROInstance
     from .enumeration import ConfigurationRows
 
 
@@ -47,3 +48,50 @@ class SeparationOracle:
         lam_ = max(float(lam), float(lam_min))
         sep = self.separate(intercept, coef, lam_, np.zeros(self.n_samples))
         return float(lam_ * radius + np.mean(sep.violation))
+
+
+def best_over_budgets(inst: "DROInstance", f0: np.ndarray, extremes: Sequence[np.ndarray],
+                      distance: np.ndarray, lam: float, s: np.ndarray
+                      ) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The terminal step of the budget oracles (sun2025 (10), with the intercept restored).
+
+    ``extremes[e]`` is an ``(N, B)`` table of the largest (``e = 0``) or smallest (``e = 1``) total
+    categorical gain per budget index; ``distance`` the ``(B,)`` transport distances.  Per sample:
+
+        max_{family f, extreme e, budget j}  L(sigma_f (f0 + G_e[:, j]) - shift_f)
+                                             - lam (distance_j + extra_f) - s
+
+    (a convex loss of an affine function peaks at an extreme total gain).  Returns the maxima and, per
+    sample, the budget index, the extreme and the label flip attaining them (first maximum in the
+    order families x extremes).
+    """
+    N = f0.shape[0]
+    idx = np.arange(N)
+    values, budget, extreme, flips = [], [], [], []
+    for family in inst.label_families():
+        penalty = lam * (distance + family.extra_cost)
+        for e, G in enumerate(extremes):
+            vals = inst.loss.value(family.sigma[:, None] * (f0[:, None] + G) - family.shift[:, None])
+            vals = vals - penalty[None, :] - s[:, None]
+            j = np.argmax(vals, axis=1)
+            values.append(vals[idx, j])
+            budget.append(j)
+            extreme.append(np.full(N, e))
+            flips.append(np.full(N, family.flip))
+    values = np.vstack(values)
+    best = np.argmax(values, axis=0)
+    return (values[best, idx], np.vstack(budget)[best, idx], np.vstack(extreme)[best, idx],
+            np.vstack(flips)[best, idx].astype(bool))
+
+
+def one_row_per_sample(inst: "DROInstance", Z: np.ndarray, distance: np.ndarray, flip: np.ndarray,
+                       violation: np.ndarray) -> Separation:
+    """A :class:`Separation` with row ``n`` = sample ``n``, configuration ``Z[n]``, cost
+    ``distance[n] + kappa flip[n]`` and no near-active rows."""
+    from .enumeration import ConfigurationRows
+    kappa = inst.metric.kappa
+    cost = distance + np.where(flip, kappa if np.isfinite(kappa) else 0.0, 0.0)
+    rows = ConfigurationRows(sample=np.arange(Z.shape[0]), Z=Z, cost=cost, flip=flip)
+    empty = ConfigurationRows(np.zeros(0, int), np.zeros((0, Z.shape[1]), int), np.zeros(0),
+                              np.zeros(0, bool))
+    return Separation(rows=rows, violation=violation, near=empty)

@@ -33,17 +33,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..exceptions import ProblemTooLargeError
 from ..models.instance import DROInstance
-from .base import Separation, SeparationOracle
-from .enumeration import ConfigurationRows
-
-#: refuse DP state spaces larger than this (distinct budgets)
-MAX_BUDGETS = 200_000
-
-
-def _round(b: np.ndarray) -> np.ndarray:
-    return np.round(b, 12)
+from .base import Separation, SeparationOracle, best_over_budgets, one_row_per_sample
+from .lattice import MAX_BUDGETS, additive_weights, budget_lattice
 
 
 class DPOracle(SeparationOracle):
@@ -55,48 +47,19 @@ class DPOracle(SeparationOracle):
     def __init__(self, inst: DROInstance, max_budgets: int = MAX_BUDGETS):
         self.inst = inst
         self.n_samples = inst.n_samples
-        schema, metric = inst.schema, inst.metric
+        schema = inst.schema
         self.levels = schema.levels
         self.offsets = schema.dummy_offsets()
         self.n_num = inst.n_numerical
-        delta = metric.delta
-        p = metric.categorical.validated_p()
-        self.p = p
-        self.mutable = np.flatnonzero(np.isfinite(delta) & (self.levels > 1))
-        self.weight = np.where(np.isfinite(delta), delta, 0.0) ** p  # additive budget per feature
-        # the budget lattice, shared by every sample
-        budgets = np.zeros(1)
-        self.layers = []  # per mutable feature: (stay_index, change_index, n_budgets)
-        self._inverse = []  # per mutable feature: (previous index of a stay, of a change)
-        for l in self.mutable:
-            new = _round(np.concatenate([budgets, budgets + self.weight[l]]))
-            merged = np.unique(new)
-            if merged.size > max_budgets:
-                raise ProblemTooLargeError(
-                    f"the DP oracle would track {merged.size:,} distinct transport budgets (limit "
-                    f"{max_budgets:,}); round the categorical weights to a grid (e.g. 1 decimal) or use "
-                    f"equal weights")
-            stay = np.searchsorted(merged, _round(budgets))
-            change = np.searchsorted(merged, _round(budgets + self.weight[l]))
-            # inverse maps (both injective) for backtracking: budget index after -> before
-            prev_stay = np.full(merged.size, -1)
-            prev_stay[stay] = np.arange(stay.size)
-            prev_change = np.full(merged.size, -1)
-            prev_change[change] = np.arange(change.size)
-            self.layers.append((stay, change, merged.size))
-            self._inverse.append((prev_stay, prev_change))
-            budgets = merged
-        self.budgets = budgets
-        self.distance = budgets ** (1.0 / p)
+        self.p = inst.metric.categorical.validated_p()
+        self.mutable = inst.mutable_categorical()
+        # the budget lattice over the mutable features, shared by every sample
+        self.lattice = budget_lattice(additive_weights(inst)[self.mutable], max_budgets)
+        self.budgets = self.lattice.budgets[-1]
+        self.distance = self.budgets ** (1.0 / self.p)
+        self._predecessors = [self.lattice.predecessors(k) for k in range(self.mutable.size)]
         self.Z = inst.data.Z
         self._design = schema.design(inst.data)  # built once: every separation is one product
-        y = inst.y
-        if inst.is_classification:
-            self.directions = [(y, 0.0, 0.0, False)]
-            if inst.label_flips:
-                self.directions.append((-y, 0.0, metric.kappa, True))
-        else:
-            self.directions = [(np.ones_like(y), y, 0.0, False)]
 
     # ---------------------------------------------------------------- pieces
     def _level_values(self, coef: np.ndarray, l: int) -> np.ndarray:
@@ -120,7 +83,7 @@ class DPOracle(SeparationOracle):
         N = self.n_samples
         G = np.zeros((N, 1))
         choices = []
-        for (stay, change, size), g in zip(self.layers, gain):
+        for stay, change, size, g in zip(self.lattice.stay, self.lattice.change, self.lattice.sizes[1:], gain):
             new = np.full((N, size), -np.inf)
             new[:, stay] = G
             cand = G + sign * g[:, None]
@@ -135,13 +98,13 @@ class DPOracle(SeparationOracle):
     def _backtrack(self, choices, final_index: np.ndarray) -> np.ndarray:
         """Which mutable features change, per sample, for the chosen final budget index."""
         N = self.n_samples
-        changed = np.zeros((N, len(self.layers)), dtype=bool)
+        changed = np.zeros((N, self.mutable.size), dtype=bool)
         j = final_index.copy()
         rows = np.arange(N)
-        for k in range(len(self.layers) - 1, -1, -1):
+        for k in range(self.mutable.size - 1, -1, -1):
             took = choices[k][rows, j]
             changed[:, k] = took
-            prev_stay, prev_change = self._inverse[k]
+            prev_stay, prev_change = self._predecessors[k]
             j = np.where(took, prev_change[j], prev_stay[j])
         return changed
 
@@ -149,42 +112,19 @@ class DPOracle(SeparationOracle):
     def separate(self, intercept, coef, lam, s, near_margin: float = 0.0) -> Separation:
         """Most violated row per sample (``near_margin`` is ignored: one row per sample)."""
         coef = np.asarray(coef, dtype=float)
-        N = self.n_samples
-        rows_idx = np.arange(N)
         f0 = self._design @ coef + intercept
         gains = [self._gains(coef, l) for l in self.mutable]
         dps = (self._dp([g[0] for g in gains], 1.0), self._dp([g[2] for g in gains], -1.0))
-        values, budget_index, dp_id, flips = [], [], [], []
-        for sigma, shift, extra, flip in self.directions:
-            shift_col = shift[:, None] if np.ndim(shift) else 0.0
-            penalty = lam * (self.distance + extra)
-            for k, (G, _) in enumerate(dps):
-                vals = self.inst.loss.value(sigma[:, None] * (f0[:, None] + G) - shift_col)
-                vals = vals - penalty[None, :] - s[:, None]
-                j = np.argmax(vals, axis=1)
-                values.append(vals[rows_idx, j])
-                budget_index.append(j)
-                dp_id.append(np.full(N, k))
-                flips.append(np.full(N, flip))
-        values = np.vstack(values)
-        c = np.argmax(values, axis=0)
-        violation = values[c, rows_idx]
-        j = np.vstack(budget_index)[c, rows_idx]
-        which = np.vstack(dp_id)[c, rows_idx]
-        flip = np.vstack(flips)[c, rows_idx]
+        violation, j, which, flip = best_over_budgets(self.inst, f0, [G for G, _ in dps], self.distance,
+                                                      lam, np.asarray(s, dtype=float))
         Z = self.Z.copy()
         for k, (_, choices) in enumerate(dps):
             mask = which == k
-            if not mask.any() or not self.layers:
+            if not mask.any() or not self.mutable.size:
                 continue
             changed = self._backtrack(choices, j)
             level_column = 1 if k == 0 else 3
             for t, l in enumerate(self.mutable):
                 sel = mask & changed[:, t]
                 Z[sel, l] = gains[t][level_column][sel]
-        kappa = self.inst.metric.kappa
-        cost = self.distance[j] + np.where(flip, kappa if np.isfinite(kappa) else 0.0, 0.0)
-        rows = ConfigurationRows(sample=rows_idx, Z=Z, cost=cost, flip=flip.astype(bool))
-        empty = ConfigurationRows(np.zeros(0, int), np.zeros((0, Z.shape[1]), int), np.zeros(0),
-                                  np.zeros(0, bool))
-        return Separation(rows=rows, violation=violation, near=empty)
+        return one_row_per_sample(self.inst, Z, self.distance[j], flip, violation)

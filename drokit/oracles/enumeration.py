@@ -11,6 +11,7 @@ Complexity: O(N |Z| m) time and memory.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import List
 
 import numpy as np
 
@@ -89,6 +90,23 @@ def concat_rows(parts) -> ConfigurationRows:
                              np.concatenate([p.flip for p in parts]))
 
 
+def row_keys(rows: ConfigurationRows) -> List[bytes]:
+    """A hashable identity per row: (sample, flip, categorical codes)."""
+    key = np.ascontiguousarray(np.column_stack([rows.sample, rows.flip.astype(np.int64), rows.Z])
+                               .astype(np.int64))
+    return [k.tobytes() for k in key]
+
+
+def unique_rows(rows: ConfigurationRows) -> ConfigurationRows:
+    """``rows`` without repeats (first occurrences kept, in order)."""
+    seen, keep = set(), []
+    for i, key in enumerate(row_keys(rows)):
+        if key not in seen:
+            seen.add(key)
+            keep.append(i)
+    return take_rows(rows, np.asarray(keep, dtype=int))
+
+
 class EnumerationOracle(SeparationOracle):
     """Exact separation by brute force over all configuration rows (vectorized).
 
@@ -106,13 +124,7 @@ class EnumerationOracle(SeparationOracle):
         self.rows = enumerate_configurations(inst)
         self.n_samples = inst.n_samples
         self._design = row_design(inst, self.rows)
-        y = inst.y[self.rows.sample]
-        if inst.is_classification:
-            self._sign = y * np.where(self.rows.flip, -1.0, 1.0)
-            self._shift = 0.0
-        else:
-            self._sign = np.ones_like(y)
-            self._shift = y
+        self._sign, self._shift = inst.row_signs(self.rows.sample, self.rows.flip)
 
     def losses(self, intercept: float, coef: np.ndarray) -> np.ndarray:
         f = self._design @ coef + intercept

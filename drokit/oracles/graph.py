@@ -14,7 +14,7 @@ subset sums
 
 which **do not depend on the sample**: only which arc is the "stay" arc depends on ``z^i``, and the
 arc weights depend on the sample only through ``(z^i, y^i)``.  Budgets are merged after rounding to
-12 decimals, exactly like :class:`~drokit.oracles.dp.DPOracle`.
+12 decimals by :mod:`drokit.oracles.lattice`, the lattice the DP oracle uses too.
 
 Nodes are the states ``(k, j)`` (layer ``k``, index ``j`` into the sorted ``B_k``), plus the source
 ``(0, 0)`` and the sink ``(m + 1, 0)`` of sun2025's G^i.  Arcs (sun2025 notes §5.3), for every node
@@ -64,67 +64,17 @@ from typing import Dict, List, Optional, Sequence, Tuple, Union
 import networkx as nx
 import numpy as np
 
-from ..exceptions import ParameterError, ProblemTooLargeError
+from ..exceptions import ParameterError
 from ..models.instance import DROInstance
-from .dp import MAX_BUDGETS
+from .lattice import MAX_BUDGETS, BudgetLattice, additive_weights, budget_lattice, extend_budgets
 
 #: arc kinds in :attr:`GraphTemplate.kind`
 STAY, CHANGE, MERGED, SINK = 0, 1, 2, 3
 KIND_NAMES = ("stay", "change", "merged_change", "sink")
 #: choose_layer_order is exact (dynamic program over subsets) up to this many layers
 EXACT_ORDER_LIMIT = 12
-#: decimals of the budget merge (same as the DP oracle)
-BUDGET_DECIMALS = 12
 
 Order = Union[None, str, Sequence[int]]
-
-
-def _round(b: np.ndarray) -> np.ndarray:
-    return np.round(b, BUDGET_DECIMALS)
-
-
-# ------------------------------------------------------------------------------------------ lattice
-@dataclass
-class BudgetLattice:
-    """Reachable additive budgets after each layer: ``budgets[k] = B_k`` (sorted), and for layer
-    ``k = 1..m`` the index in ``B_k`` reached from each ``j`` in ``B_{k-1}`` by a stay / a change."""
-
-    weights: np.ndarray              # (m,) additive budget w_k = delta_k^p of each layer
-    budgets: List[np.ndarray]        # m + 1 arrays, budgets[0] = [0]
-    stay: List[np.ndarray]           # m arrays of size |B_{k-1}|
-    change: List[np.ndarray]         # m arrays of size |B_{k-1}|
-
-    @property
-    def sizes(self) -> np.ndarray:
-        """``(|B_0|, ..., |B_m|)``."""
-        return np.array([b.size for b in self.budgets], dtype=np.int64)
-
-
-def extend_budgets(budgets: np.ndarray, w: float) -> np.ndarray:
-    """``B U (B + w)`` sorted, merged after rounding (one step of the lattice)."""
-    return np.unique(_round(np.concatenate([budgets, budgets + w])))
-
-
-def budget_lattice(weights: Sequence[float], max_budgets: int = MAX_BUDGETS) -> BudgetLattice:
-    """The lattice ``B_k = B_{k-1} U (B_{k-1} + w_k)`` with its stay / change index maps.
-
-    Raises :class:`ProblemTooLargeError` when a layer has more than ``max_budgets`` budgets.
-    """
-    weights = np.asarray(weights, dtype=float)
-    budgets = [np.zeros(1)]
-    stay, change = [], []
-    for w in weights:
-        prev = budgets[-1]
-        merged = extend_budgets(prev, w)
-        if merged.size > max_budgets:
-            raise ProblemTooLargeError(
-                f"the budget graph would have {merged.size:,} distinct transport budgets in one layer "
-                f"(limit {max_budgets:,}); round the categorical weights to a grid (e.g. 1 decimal) or "
-                f"use equal weights")
-        stay.append(np.searchsorted(merged, _round(prev)))
-        change.append(np.searchsorted(merged, _round(prev + w)))
-        budgets.append(merged)
-    return BudgetLattice(weights, budgets, stay, change)
 
 
 # ----------------------------------------------------------------------------------- size formulas
@@ -212,25 +162,13 @@ def choose_layer_order(levels: Sequence[int], weights: Sequence[float], compact:
 
 
 # ------------------------------------------------------------------------------- instance helpers
-def layer_features(inst: DROInstance) -> np.ndarray:
-    """Categorical features (schema positions) that are layers: finite ``delta`` and >= 2 levels."""
-    return np.flatnonzero(np.isfinite(inst.metric.delta) & (inst.schema.levels > 1))
-
-
-def additive_weights(inst: DROInstance) -> np.ndarray:
-    """``delta_l^p`` per categorical feature (0 for immutable ones, which are never layers)."""
-    delta = inst.metric.delta
-    p = inst.metric.categorical.validated_p()
-    return np.where(np.isfinite(delta), delta, 0.0) ** p
-
-
 def resolve_order(inst: DROInstance, order: Order = None, compact: bool = True) -> np.ndarray:
     """The layers in the order to use, as schema positions of categorical features.
 
     ``None`` or ``"auto"``: :func:`choose_layer_order`; ``"schema"``: the data's column order; a
-    sequence: those features (it must be a permutation of :func:`layer_features`).
+    sequence: those features (it must be a permutation of :meth:`~drokit.models.instance.DROInstance.mutable_categorical`).
     """
-    layers = layer_features(inst)
+    layers = inst.mutable_categorical()
     if order is None or (isinstance(order, str) and order == "auto"):
         w = additive_weights(inst)[layers]
         return layers[choose_layer_order(inst.schema.levels[layers], w, compact)]
@@ -382,7 +320,7 @@ def build_template(levels: Sequence[int], weights: Sequence[float], p: float = 1
 
 def template_for(inst: DROInstance, order: Order = None, compact: bool = True,
                  max_budgets: int = MAX_BUDGETS) -> GraphTemplate:
-    """The template of an instance: layers = :func:`layer_features` in :func:`resolve_order`'s order."""
+    """The template of an instance: layers = :meth:`~drokit.models.instance.DROInstance.mutable_categorical` in :func:`resolve_order`'s order."""
     feats = resolve_order(inst, order, compact)
     return build_template(inst.schema.levels[feats], additive_weights(inst)[feats],
                           inst.metric.categorical.validated_p(), feats, compact, max_budgets)
@@ -439,15 +377,10 @@ def sink_terms(inst: DROInstance, features: np.ndarray, share: bool = True) -> S
     N = inst.n_samples
     group, codes = potential_groups(inst, features, share)
     samples = np.arange(N)
-    if inst.is_classification:
-        flips = [False, True] if inst.label_flips else [False]
-        sample = np.concatenate([samples for _ in flips])
-        flip = np.concatenate([np.full(N, f) for f in flips])
-        sigma = inst.y[sample] * np.where(flip, -1.0, 1.0)
-        shift = np.zeros(sample.size)
-    else:
-        sample, flip = samples, np.zeros(N, bool)
-        sigma, shift = np.ones(N), inst.y.astype(float)
+    flips = [family.flip for family in inst.label_families()]
+    sample = np.concatenate([samples for _ in flips])
+    flip = np.concatenate([np.full(N, f) for f in flips])
+    sigma, shift = inst.row_signs(sample, flip)
     ends = [False] if inst.loss.decreasing else [False, True]  # False: bound min u, True: max u
     upper_end = np.concatenate([np.full(sample.size, e) for e in ends])
     sample, flip = np.tile(sample, len(ends)), np.tile(flip, len(ends))

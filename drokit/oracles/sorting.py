@@ -43,8 +43,7 @@ import numpy as np
 
 from ..exceptions import ParameterError
 from ..models.instance import DROInstance
-from .base import Separation, SeparationOracle
-from .enumeration import ConfigurationRows
+from .base import Separation, SeparationOracle, best_over_budgets, one_row_per_sample
 
 #: relative tolerance under which mutable weights count as equal
 EQUAL_WEIGHTS_RTOL = 1e-12
@@ -56,8 +55,7 @@ def common_weight(inst: DROInstance) -> tuple[np.ndarray, float]:
     Raises :class:`ParameterError` naming the weights when they are not all equal.
     """
     delta = np.asarray(inst.metric.delta, dtype=float)
-    levels = inst.schema.levels
-    mutable = np.flatnonzero(np.isfinite(delta) & (levels > 1))
+    mutable = inst.mutable_categorical()
     if mutable.size == 0:
         return mutable, 0.0
     w = delta[mutable]
@@ -89,7 +87,6 @@ class SortingOracle(SeparationOracle):
         self.Z = inst.data.Z
         self._design = inst.schema.design(inst.data)  # built once: every separation is one product
         self._columns = self._level_columns()
-        self.directions = self._label_directions()
 
     # ---------------------------------------------------------------- set-up
     def _level_columns(self) -> np.ndarray:
@@ -102,16 +99,6 @@ class SortingOracle(SeparationOracle):
         cols = self.inst.n_numerical + offsets[:, None] + v - 1
         cols = np.where(v == 0, -1, cols)
         return np.where(v < levels[:, None], cols, -2)
-
-    def _label_directions(self) -> list[tuple]:
-        """``(sigma, shift, extra cost, flip)`` per label family (belbasi2023 Props. 1 and 3)."""
-        y = self.inst.y
-        if not self.inst.is_classification:
-            return [(np.ones_like(y), y, 0.0, False)]
-        directions = [(y, 0.0, 0.0, False)]
-        if self.inst.label_flips:
-            directions.append((-y, 0.0, float(self.inst.metric.kappa), True))
-        return directions
 
     # ---------------------------------------------------------------- pieces
     def _level_values(self, coef: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -155,37 +142,13 @@ class SortingOracle(SeparationOracle):
     def separate(self, intercept, coef, lam, s, near_margin: float = 0.0) -> Separation:
         """Most violated row per sample (``near_margin`` is ignored: one row per sample)."""
         coef = np.asarray(coef, dtype=float)
-        s = np.asarray(s, dtype=float)
-        N = self.n_samples
-        idx = np.arange(N)
         f0 = self._design @ coef + intercept
         up, up_level, down, down_level = self._gains(coef)
         prefixes = (self._prefix(up, 1.0), self._prefix(down, -1.0))
-        values, counts, mu, flips = [], [], [], []
-        for sigma, shift, extra, flip in self.directions:
-            shift_col = shift[:, None] if np.ndim(shift) else 0.0
-            penalty = lam * (self.distance + extra)
-            for k, (totals, _) in enumerate(prefixes):
-                vals = self.inst.loss.value(sigma[:, None] * (f0[:, None] + totals) - shift_col)
-                vals = vals - penalty[None, :] - s[:, None]
-                c = np.argmax(vals, axis=1)
-                values.append(vals[idx, c])
-                counts.append(c)
-                mu.append(np.full(N, k))
-                flips.append(np.full(N, flip))
-        values = np.vstack(values)
-        best = np.argmax(values, axis=0)
-        violation = values[best, idx]
-        c = np.vstack(counts)[best, idx]
-        which = np.vstack(mu)[best, idx]
-        flip = np.vstack(flips)[best, idx].astype(bool)
+        violation, c, which, flip = best_over_budgets(self.inst, f0, [totals for totals, _ in prefixes],
+                                                      self.distance, lam, np.asarray(s, dtype=float))
         Z = self._configuration(c, which, prefixes, up_level, down_level)
-        kappa = self.inst.metric.kappa
-        cost = self.distance[c] + np.where(flip, kappa if np.isfinite(kappa) else 0.0, 0.0)
-        rows = ConfigurationRows(sample=idx, Z=Z, cost=cost, flip=flip)
-        empty = ConfigurationRows(np.zeros(0, int), np.zeros((0, Z.shape[1]), int), np.zeros(0),
-                                  np.zeros(0, bool))
-        return Separation(rows=rows, violation=violation, near=empty)
+        return one_row_per_sample(self.inst, Z, self.distance[c], flip, violation)
 
     def _configuration(self, c: np.ndarray, which: np.ndarray, prefixes, up_level: np.ndarray,
                        down_level: np.ndarray) -> np.ndarray:

@@ -68,11 +68,11 @@ import numpy as np
 import scipy.sparse as sp
 
 from ...exceptions import ParameterError
-from ...models.instance import DROInstance
+from ...models.instance import DROInstance, LabelFamily
 from ...oracles.enumeration import count_configuration_rows
 from ..builder import Affine, ProgramBuilder
 from ..program import ConicProgram
-from .dual import CompiledProgram
+from .dual import CompiledProgram, declare_parameters, finish_dual_program, linear_score
 
 
 def check_box_applicable(inst: DROInstance) -> tuple[np.ndarray, np.ndarray]:
@@ -91,11 +91,6 @@ def check_box_applicable(inst: DROInstance) -> tuple[np.ndarray, np.ndarray]:
             f"p={p:g}; use method='cutting_plane' or 'monolithic'")
     a, b = pieces
     return np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-
-
-def mutable_features(inst: DROInstance) -> np.ndarray:
-    """Categorical features that can change: finite weight and at least two levels."""
-    return np.flatnonzero(np.isfinite(inst.metric.delta) & (inst.schema.levels > 1))
 
 
 def level_change_rows(inst: DROInstance, mutable: np.ndarray) -> tuple[np.ndarray, np.ndarray, sp.csr_matrix]:
@@ -130,25 +125,14 @@ def level_change_rows(inst: DROInstance, mutable: np.ndarray) -> tuple[np.ndarra
     return np.concatenate(samples), np.concatenate(positions), G
 
 
-def label_families(inst: DROInstance) -> list[tuple[np.ndarray, np.ndarray, float]]:
-    """``(sigma, r, extra)`` per label family: ``u = sigma f - r`` and extra cost ``kappa flip``."""
-    y = inst.y
-    if not inst.is_classification:
-        return [(np.ones_like(y), y, 0.0)]
-    families = [(y, np.zeros_like(y), 0.0)]
-    if inst.label_flips:
-        families.append((-y, np.zeros_like(y), float(inst.metric.kappa)))
-    return families
-
-
 def add_piece_constraints(pb: ProgramBuilder, inst: DROInstance, f0: Affine, g: Affine, s: Affine,
-                          lam: Affine, a_j: float, b_j: float, family: tuple[np.ndarray, np.ndarray, float],
+                          lam: Affine, a_j: float, b_j: float, family: LabelFamily,
                           change: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
     """Constraints (3) of the module docstring for one piece ``j`` and one label family.
 
     ``g = G @ coef`` over the rows of :func:`level_change_rows`; ``change = (sample, position, delta)``
     with ``delta`` the weights of the mutable features."""
-    sigma, r, extra = family
+    sigma, r, extra = family.sigma, family.shift, family.extra_cost
     sample, position, delta = change
     N, n_mut = inst.n_samples, delta.size
     lhs = f0 * (a_j * sigma) + (b_j - a_j * r)                  # a_j (sigma f(x_n, z_n) - r_n) + b_j
@@ -167,29 +151,19 @@ def build_box_program(inst: DROInstance) -> tuple[ConicProgram, int]:
     (same variable names ``coef``, ``intercept``, ``s``, ``lambda``); returns ``(program, n_t)``."""
     a, b = check_box_applicable(inst)
     pb = ProgramBuilder()
-    N, n = inst.n_samples, inst.n_numerical
-    coef = pb.var("coef", inst.schema.n_encoded)
-    intercept = pb.var("intercept", 1) if inst.fit_intercept else None
-    s = pb.var("s", N)
+    N = inst.n_samples
+    coef, intercept, s = declare_parameters(pb, inst)
     lam = pb.var("lambda", 1)
-    f0 = coef.premultiply(inst.design())
-    if intercept is not None:
-        f0 = f0 + intercept.repeat(N)
-    mutable = mutable_features(inst)
+    f0 = linear_score(coef, intercept, inst.design())
+    mutable = inst.mutable_categorical()
     sample, position, G = level_change_rows(inst, mutable)
     g = coef.premultiply(G)
     change = (sample, position, inst.metric.delta[mutable])
-    families = label_families(inst)
+    families = inst.label_families()
     for family in families:
         for a_j, b_j in zip(a, b):
             add_piece_constraints(pb, inst, f0, g, s, lam, float(a_j), float(b_j), family, change)
-    lip = float(inst.loss.lipschitz)
-    if n:
-        inst.metric.numerical.add_dual_norm_leq(pb, coef[np.arange(n)] * lip, lam, inst.metric.gamma)
-    if not inst.is_classification and np.isfinite(inst.metric.kappa):
-        pb.add_nonneg(lam * inst.metric.kappa - lip)
-    pb.add_nonneg(lam)
-    pb.minimize(lam * inst.radius + s.sum() * (1.0 / N))
+    finish_dual_program(pb, inst, coef, s, lam)
     n_t = N * len(families) * int(np.count_nonzero(a)) * mutable.size
     return pb.build(), n_t
 

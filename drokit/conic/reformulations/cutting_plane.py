@@ -32,11 +32,12 @@ import numpy as np
 
 from ...exceptions import ParameterError, SolverError
 from ...models.instance import DROInstance
-from ...oracles.enumeration import ConfigurationRows, concat_rows, enumerate_configurations, take_rows
+from ...oracles.enumeration import (ConfigurationRows, concat_rows, enumerate_configurations, row_keys, take_rows,
+                                    unique_rows)
 from ...solvers.base import solve_with_retries
 from ..program import ConicProgram
 from .dual import build_dual_program
-from .phase_one import _unique, phase_one
+from .phase_one import phase_one
 
 
 @dataclass
@@ -112,11 +113,6 @@ class CuttingPlaneOutcome:
     phase_one_time: float = 0.0           # seconds spent in phase 1 (before the first master)
 
 
-def _row_keys(rows: ConfigurationRows) -> List[bytes]:
-    key = np.column_stack([rows.sample, rows.flip.astype(np.int64), rows.Z]).astype(np.int64)
-    return [r.tobytes() for r in np.ascontiguousarray(key)]
-
-
 def _read(program: ConicProgram, x: np.ndarray):
     coef = program.value("coef", x)
     intercept = float(program.value("intercept", x)[0]) if "intercept" in program.variables else 0.0
@@ -132,7 +128,7 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
     if log is None:
         log = (lambda msg: print(msg, file=sys.stderr, flush=True)) if options.verbose else (lambda msg: None)
     work = enumerate_configurations(inst, nominal_only=True)  # z = z_n, label kept
-    seen = set(_row_keys(work))
+    seen = set(row_keys(work))
     lower, upper = -np.inf, np.inf
     best = None
     bound = options.coef_bound
@@ -142,9 +138,8 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
         upper = first.upper_bound
         phase_one_time = first.seconds
         best = (first.intercept, first.coef, first.lam, first.s)
-        fresh = [i for i, key in enumerate(_row_keys(first.bundle)) if key not in seen]
-        work = _sample_major(concat_rows([work, take_rows(first.bundle, np.asarray(fresh, dtype=int))]))
-        seen = set(_row_keys(work))
+        work = _sample_major(unique_rows(concat_rows([work, first.bundle])))
+        seen = set(row_keys(work))
         size = max(abs(first.intercept), float(np.max(np.abs(first.coef), initial=0.0)))
         if bound is not None and size >= bound / 10:
             bound = 10.0 ** np.ceil(np.log10(size * 10))
@@ -190,9 +185,8 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
         last_program, last_solution = program, sol
         gap_ok = (upper - lower) <= options.gap_tol * max(1.0, abs(upper))
         new = _select(sep, options)
-        fresh = [i for i, key in enumerate(_row_keys(new)) if key not in seen]
+        fresh = [i for i, key in enumerate(row_keys(new)) if key not in seen]
         new = take_rows(new, np.asarray(fresh, dtype=int))
-        new = _unique(new)
         history.append(RoundRecord(r, lower, upper, max_violation, work.size, new.size, sol.raw_status,
                                    sol.iterations, t1 - t0, t2 - t1))
         log(f"{r:>5} {lower:>14.9f} {upper:>14.9f} {history[-1].relative_gap:>9.2e} "
@@ -212,16 +206,16 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
             # from the smallest working set, the nominal rows and each sample's maximizer at the best point
             pruned = True
             at_best = oracle.separate(best[0], best[1], best[2], np.zeros(inst.n_samples)).rows
-            work = _sample_major(_unique(concat_rows([enumerate_configurations(inst, nominal_only=True),
+            work = _sample_major(unique_rows(concat_rows([enumerate_configurations(inst, nominal_only=True),
                                                       at_best])))
-            seen = set(_row_keys(work))
+            seen = set(row_keys(work))
             log(f"{r:>5} master {sol.raw_status}: slack cuts deleted, {work.size} rows kept")
             continue
         if new.size == 0:
             # nothing left to add: the master is exact on every violated row it can be given
             converged = gap_ok and sol.status == "optimal"
             break
-        seen.update(_row_keys(new))
+        seen.update(row_keys(new))
         work = _sample_major(concat_rows([work, new]))
     intercept, coef, lam, s = (best if best is not None else _read(last_program, last_solution.x))
     return CuttingPlaneOutcome(program=last_program, solution=last_solution, intercept=intercept,

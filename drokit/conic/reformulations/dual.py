@@ -22,7 +22,7 @@ With ``radius_zero=True`` the program is plain ERM ``min (1/N) sum_n L(u_n)`` ov
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict
+from typing import Dict, Optional, Tuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -60,38 +60,51 @@ def build_dual_program(inst: DROInstance, rows: ConfigurationRows, *, radius_zer
     """
     pb = ProgramBuilder()
     N = inst.n_samples
-    n = inst.n_numerical
-    coef = pb.var("coef", inst.schema.n_encoded)
-    intercept = pb.var("intercept", 1) if inst.fit_intercept else None
-    s = pb.var("s", N)
+    coef, intercept, s = declare_parameters(pb, inst)
     if coef_bound is not None:
         params = Affine.vstack([coef] + ([intercept] if intercept is not None else []))
         pb.add_nonneg(Affine.vstack([params + coef_bound, coef_bound - params]))
 
-    K = rows.size
-    f = coef.premultiply(row_design(inst, rows))
-    if intercept is not None:
-        f = f + intercept.repeat(K)
-    y_rows = inst.y[rows.sample]
-    if inst.is_classification:
-        u = f * (y_rows * np.where(rows.flip, -1.0, 1.0))
-    else:
-        u = f - y_rows
+    sigma, shift = inst.row_signs(rows.sample, rows.flip)
+    u = linear_score(coef, intercept, row_design(inst, rows)) * sigma - shift
     t = s[rows.sample]
-    loss = inst.loss
     if radius_zero:
-        loss.epigraph(pb, u, t)
+        inst.loss.epigraph(pb, u, t)
         pb.minimize(s.sum() * (1.0 / N))
         return pb.build()
 
     lam = pb.var("lambda", 1)
-    t = t + lam.repeat(K) * rows.cost
-    loss.epigraph(pb, u, t)
-    lip = float(loss.lipschitz)
+    inst.loss.epigraph(pb, u, t + lam.repeat(rows.size) * rows.cost)
+    finish_dual_program(pb, inst, coef, s, lam)
+    return pb.build()
+
+
+def declare_parameters(pb: ProgramBuilder, inst: DROInstance) -> Tuple[Affine, Optional[Affine], Affine]:
+    """The variables every exact program shares, in this order: ``coef`` (encoded features),
+    ``intercept`` (if fitted) and the per-sample epigraph ``s``; the result reader finds them by name."""
+    coef = pb.var("coef", inst.schema.n_encoded)
+    intercept = pb.var("intercept", 1) if inst.fit_intercept else None
+    return coef, intercept, pb.var("s", inst.n_samples)
+
+
+def linear_score(coef: Affine, intercept: Optional[Affine], design: sp.spmatrix) -> Affine:
+    """``f = design @ coef + beta_0`` for every row of ``design``."""
+    f = coef.premultiply(design)
+    return f + intercept.repeat(design.shape[0]) if intercept is not None else f
+
+
+def finish_dual_program(pb: ProgramBuilder, inst: DROInstance, coef: Affine, s: Affine, lam: Affine) -> None:
+    """The constraints on ``lambda`` and the objective shared by every exact reformulation
+    (belbasi2023 Props. 1 and 3, Lemmas 1-3):
+
+        lip(L) ||Gamma^{-1} beta_x||_* <= lambda,   lip(L) <= lambda kappa (regression, finite kappa),
+        lambda >= 0,   minimize  lambda eps + (1/N) sum_n s_n.
+    """
+    lip = float(inst.loss.lipschitz)
+    n = inst.n_numerical
     if n:
         inst.metric.numerical.add_dual_norm_leq(pb, coef[np.arange(n)] * lip, lam, inst.metric.gamma)
     if not inst.is_classification and np.isfinite(inst.metric.kappa):
         pb.add_nonneg(lam * inst.metric.kappa - lip)
     pb.add_nonneg(lam)
-    pb.minimize(lam * inst.radius + s.sum() * (1.0 / N))
-    return pb.build()
+    pb.minimize(lam * inst.radius + s.sum() * (1.0 / inst.n_samples))

@@ -65,12 +65,12 @@ import scipy.sparse as sp
 
 from ...exceptions import ParameterError
 from ...models.instance import DROInstance
-from ...oracles.dp import MAX_BUDGETS
+from ...oracles.lattice import MAX_BUDGETS
 from ...oracles.graph import (MERGED, GraphTemplate, Order, SinkTerms, graph_size, sink_terms,
                               template_for)
 from ...schema import MixedData
 from ..builder import Affine, ProgramBuilder
-from .dual import CompiledProgram
+from .dual import CompiledProgram, declare_parameters, finish_dual_program, linear_score
 
 VARIANTS = ("compact", "full")
 
@@ -203,10 +203,7 @@ def add_loss_terms(pb: ProgramBuilder, inst: DROInstance, template: GraphTemplat
                    coef: Affine, intercept: Optional[Affine], s: Affine, lam: Affine) -> int:
     """``L(sigma (base_n + Pot_(m,b)) - r) <= s_n + lambda (b^(1/p) + kappa flip)`` for every term and
     final budget, through ``loss.epigraph``.  Returns the number of terms."""
-    N = inst.n_samples
-    base = coef.premultiply(base_design(inst, template))
-    if intercept is not None:
-        base = base + intercept.repeat(N)
+    base = linear_score(coef, intercept, base_design(inst, template))
     J = template.final_budgets.size
     sample = np.repeat(terms.sample, J)
     sigma = np.repeat(terms.sigma, J)
@@ -237,24 +234,14 @@ def compile_graph(inst: DROInstance, variant: str = "compact", order: Order = No
     size = graph_size(inst, template.features, compact, share_potentials, max_budgets)
 
     pb = ProgramBuilder()
-    N = inst.n_samples
-    coef = pb.var("coef", inst.schema.n_encoded)
-    intercept = pb.var("intercept", 1) if inst.fit_intercept else None
-    s = pb.var("s", N)
+    coef, intercept, s = declare_parameters(pb, inst)
     lam = pb.var("lambda", 1)
     pb.var("graph#mu", terms.n_systems * template.n_potentials)
     if template.merged.any():
         pb.var("graph#t", terms.n_systems * int(template.merged.sum()))
     add_arc_constraints(pb, inst, template, terms)
     n_terms = add_loss_terms(pb, inst, template, terms, coef, intercept, s, lam)
-    lip = float(inst.loss.lipschitz)
-    if inst.n_numerical:
-        inst.metric.numerical.add_dual_norm_leq(pb, coef[np.arange(inst.n_numerical)] * lip, lam,
-                                                inst.metric.gamma)
-    if not inst.is_classification and np.isfinite(inst.metric.kappa):
-        pb.add_nonneg(lam * inst.metric.kappa - lip)
-    pb.add_nonneg(lam)
-    pb.minimize(lam * inst.radius + s.sum() * (1.0 / N))
+    finish_dual_program(pb, inst, coef, s, lam)
     why = (f"graph reformulation (sun2025 Thm 2 / (14), sink-free, {variant}"
            f"{', shared potentials' if share_potentials else ''}): {size.summary()}")
     info = {"graph_size": size, "variant": variant, "order": template.features.tolist(),

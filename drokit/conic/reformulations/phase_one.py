@@ -47,7 +47,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from ...models.instance import DROInstance
-from ...oracles.enumeration import ConfigurationRows, concat_rows, take_rows
+from ...oracles.enumeration import (ConfigurationRows, concat_rows, enumerate_configurations, row_keys,
+                                    take_rows, unique_rows)
 from .dual import row_design
 
 
@@ -63,13 +64,6 @@ class PhaseOneResult:
     newton_steps: int
     oracle_calls: int
     seconds: float
-
-
-def row_keys(rows: ConfigurationRows):
-    """Hashable identity of every row: (sample, flip, categorical codes)."""
-    key = np.ascontiguousarray(np.column_stack([rows.sample, rows.flip.astype(np.int64), rows.Z])
-                               .astype(np.int64))
-    return [k.tobytes() for k in key]
 
 
 def near_active(inst: DROInstance, rows: ConfigurationRows, intercept: float, coef: np.ndarray,
@@ -158,11 +152,7 @@ class _SmoothedMaster:
         A = row_design(inst, rows)
         if inst.fit_intercept:
             A = sp.hstack([sp.csr_matrix(np.ones((rows.size, 1))), A], format="csr")
-        y = inst.y[rows.sample]
-        if inst.is_classification:
-            sigma, shift = y * np.where(rows.flip, -1.0, 1.0), np.zeros(rows.size)
-        else:
-            sigma, shift = np.ones_like(y), y
+        sigma, shift = inst.row_signs(rows.sample, rows.flip)
         pieces = inst.loss.pieces
         if pieces is None:
             self.slope = self.offset = None
@@ -309,10 +299,9 @@ def phase_one(inst: DROInstance, oracle, *, tau0: float = 1e-1, tau_min: float =
     theta = np.zeros(dim)
     theta[-1] = 2.0 * float(inst.loss.lipschitz)   # beta = 0: strictly feasible, maximizers nominal
     upper, sep = exact(theta)
-    best = theta.copy()
-    from ...oracles.enumeration import enumerate_configurations
+    best, best_sep = theta.copy(), sep
     rows = concat_rows([enumerate_configurations(inst, nominal_only=True), sep.rows])
-    master = _SmoothedMaster(inst, _unique(rows), free, barrier)
+    master = _SmoothedMaster(inst, unique_rows(rows), free, barrier)
     tau, calls, steps, solves = tau0 * max(1.0, abs(upper)), 1, 0, 0
     floor = tau_min * max(1.0, abs(upper))
     while solves < max_solves:
@@ -323,7 +312,7 @@ def phase_one(inst: DROInstance, oracle, *, tau0: float = 1e-1, tau_min: float =
         value, sep = exact(theta)
         calls += 1
         if value < upper:
-            upper, best = value, theta.copy()
+            upper, best, best_sep = value, theta.copy(), sep
         fresh = np.asarray([i for i, key in enumerate(row_keys(sep.rows)) if key not in master.keys], int)
         # the smoothed model's own maximum at theta: how much the new rows matter
         master.prox = 0.0
@@ -340,19 +329,8 @@ def phase_one(inst: DROInstance, oracle, *, tau0: float = 1e-1, tau_min: float =
         tau = max(floor, tau * 0.1)
     intercept, coef, lam = split(best)
     lam = max(lam, lambda_floor(inst, coef))
-    upper, sep = exact(best)
-    bundle = near_active(inst, concat_rows([master.rows, sep.rows]), intercept, coef, lam,
-                         margin * max(1.0, abs(upper)))
-    return PhaseOneResult(intercept=intercept, coef=coef, lam=lam, s=sep.violation, upper_bound=upper,
-                          bundle=_unique(bundle), rounds=solves, newton_steps=steps, oracle_calls=calls + 1,
+    # every row the oracle returned is in the master (new ones are added before any exit)
+    bundle = near_active(inst, master.rows, intercept, coef, lam, margin * max(1.0, abs(upper)))
+    return PhaseOneResult(intercept=intercept, coef=coef, lam=lam, s=best_sep.violation, upper_bound=upper,
+                          bundle=bundle, rounds=solves, newton_steps=steps, oracle_calls=calls,
                           seconds=time.perf_counter() - t0)
-
-
-def _unique(rows: ConfigurationRows) -> ConfigurationRows:
-    """Drop repeated rows (first occurrence kept, order preserved)."""
-    seen, keep = set(), []
-    for i, key in enumerate(row_keys(rows)):
-        if key not in seen:
-            seen.add(key)
-            keep.append(i)
-    return take_rows(rows, np.asarray(keep, dtype=int))
