@@ -13,6 +13,9 @@ program, solves it (Clarabel by default) and certifies the answer::
 Public API
 ----------
 ground metrics   GroundMetric, NormCost, MismatchCost, LabelCost
+calibration      GroundMetric.calibrated(X, rho_numerical=, rho_categorical=) (sun2025 §3),
+                 radius_from_theta; drokit.metrics: calibrate, numerical_weight, categorical_weight,
+                 round_weights, sample_certainty
 losses           drokit.losses: Logistic, Hinge, SmoothHinge, Huber, Pinball, EpsilonInsensitive, Absolute
 ambiguity sets   Wasserstein
 estimators       DROClassifier, DRORegressor
@@ -21,22 +24,24 @@ conic layer      drokit.conic: ConicProgram, ProgramBuilder
 back-ends        drokit.solvers: get_backend, available_solvers
 evaluation       worst_case_value (enumeration LP), worst_case_value_oracle (DP oracle): exact
                  worst-case risk of a fixed model; worst_case(model, X, y): worst-case risk AND a
-                 worst-case distribution (atoms) of a fitted model
+                 worst-case distribution (atoms) of a fitted model; simulate_shift(X_test, metric,
+                 n_sets, seed, scenario): perturbed test sets under the calibrated shift model
 data             drokit.datasets: load_german_credit
 errors           DrokitError, ParameterError, DataError, ProblemTooLargeError, SolverError
 """
 
 from . import conic, datasets, losses, solvers
 from .ambiguity import Wasserstein
-from .evaluation import worst_case, worst_case_value, worst_case_value_oracle
+from .evaluation import simulate_shift, worst_case, worst_case_value, worst_case_value_oracle
 from .exceptions import (DataError, DrokitError, ParameterError, ProblemTooLargeError, SolverError,
                          SolverNotAvailableError)
-from .metrics import GroundMetric, LabelCost, MismatchCost, NormCost
+from .metrics import GroundMetric, LabelCost, MismatchCost, NormCost, radius_from_theta
 from .models import CompiledProblem, DROClassifier, DRORegressor, FitResult, Problem
 
 __version__ = "0.1.0"
 
-__all__ = ["GroundMetric", "NormCost", "MismatchCost", "LabelCost", "Wasserstein", "losses",
-           "DROClassifier", "DRORegressor", "Problem", "CompiledProblem", "FitResult",
-           "worst_case", "worst_case_value", "worst_case_value_oracle", "conic", "solvers", "datasets", "DrokitError", "ParameterError",
-           "DataError", "ProblemTooLargeError", "SolverError", "SolverNotAvailableError", "__version__"]
+__all__ = ["GroundMetric", "NormCost", "MismatchCost", "LabelCost", "radius_from_theta", "Wasserstein",
+           "losses", "DROClassifier", "DRORegressor", "Problem", "CompiledProblem", "FitResult",
+           "worst_case", "worst_case_value", "worst_case_value_oracle", "simulate_shift", "conic",
+           "solvers", "datasets", "DrokitError", "ParameterError", "DataError", "ProblemTooLargeError",
+           "SolverError", "SolverNotAvailableError", "__version__"]

@@ -1,9 +1,11 @@
-"""Evaluation of fixed models: exact worst-case risk over an ambiguity set."""
+"""Evaluation of fixed models: exact worst-case risk over an ambiguity set; simulated test-set shifts."""
 
+from .shift import PAPER_SCENARIOS, SCENARIOS, ShiftedSets, simulate_shift
 from .worst_case import (WorstCaseValue, certified_upper_bound, lambda_floor, worst_case_value,
                          worst_case_value_oracle)
 from .worst_case_distribution import (LimitingDirection, WorstCaseResult, worst_case,
                                       worst_case_from_instance)
 
 __all__ = ["WorstCaseValue", "worst_case_value", "worst_case_value_oracle", "certified_upper_bound",
-           "lambda_floor", "worst_case", "worst_case_from_instance", "WorstCaseResult", "LimitingDirection"]
+           "lambda_floor", "worst_case", "worst_case_from_instance", "WorstCaseResult", "LimitingDirection",
+           "simulate_shift", "ShiftedSets", "SCENARIOS", "PAPER_SCENARIOS"]

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..exceptions import ParameterError
 from ..schema import FeatureSchema
+from .calibration import Calibration, calibrate, round_weights
 from .costs import LabelCost, MismatchCost, NamedWeights, NormCost
 
 
@@ -51,11 +52,52 @@ class GroundMetric:
                                  label=dk.LabelCost(kappa=1.0))
     """
 
+    #: the shift model the weights were calibrated from (set by :meth:`calibrated`, else None);
+    #: :func:`drokit.evaluation.simulate_shift` uses its unrounded probabilities of certainty
+    calibration: Calibration | None = None
+
     def __init__(self, numerical: NormCost | None = None, categorical: MismatchCost | None = None,
                  label: LabelCost | None = None):
         self.numerical = numerical
         self.categorical = categorical
         self.label = label
+
+    @classmethod
+    def calibrated(cls, X, rho_numerical=None, rho_categorical=None, half_width=0.4,
+                   half_width_in_std: bool = True, round: int | None = None, on_zero: str = "raise",
+                   p: float = 1, categorical_features=None) -> "GroundMetric":
+        """The metric calibrated from probabilities of certainty (sun2025 §3, Appendix A).
+
+        ``gamma_j = -log(1 - rho_j) / u_j`` for numerical and ``delta_l = log(rho_l (|C_l| - 1) /
+        (1 - rho_l))`` for categorical columns of the training data ``X``; ``rho = 1`` gives an
+        immutable feature.  Pair it with ``radius=dk.radius_from_theta(theta)``.
+
+        Parameters
+        ----------
+        X, rho_numerical, rho_categorical, half_width, half_width_in_std, categorical_features :
+            as :func:`drokit.metrics.calibrate` (scalar rho for all columns or ``{column: rho}``;
+            ``u_j = half_width * std_j`` of ``X`` by default, the paper's ``0.4 sigma_j``).
+        round : ``None`` (exact weights) or the number of decimals of the categorical weights
+            ``delta`` (0 = integers, 1 = one decimal: the paper's settings).  The numerical weights
+            stay exact, as in the paper's code: they carry the columns' units and do not enter the
+            graph size.
+        on_zero : what a positive ``delta`` rounding to 0 (a feature that becomes free) does:
+            ``"raise"`` (default), ``"warn"`` or ``"ignore"`` (:func:`drokit.metrics.round_weights`).
+        p : exponent of the numerical :class:`NormCost`.  The likelihood-ratio derivation gives
+            ``p = 1`` (a sum of Laplace log-densities); other ``p`` reuse the weights as a heuristic.
+
+        The returned metric keeps the calibration in ``metric.calibration``.
+        """
+        cal = calibrate(X, rho_numerical=rho_numerical, rho_categorical=rho_categorical,
+                        half_width=half_width, half_width_in_std=half_width_in_std,
+                        categorical_features=categorical_features)
+        delta = cal.delta
+        if round is not None:
+            delta = round_weights(delta, round, on_zero=on_zero)
+        metric = cls(numerical=NormCost(p=p, weights=cal.gamma),
+                     categorical=MismatchCost(weights=delta, p=1))
+        metric.calibration = cal
+        return metric
 
     def _parts(self):
         num = self.numerical if self.numerical is not None else NormCost()
