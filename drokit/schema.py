@@ -237,15 +237,25 @@ def _levels_of(column, name: str) -> list:
 
 
 def _codes(values, categories: list, name: str, handle_unknown: str) -> np.ndarray:
+    """The level index of every value in ``categories`` (int64, one per value).
+
+    A value matches the level it equals (Python equality: ``1.0`` matches the level ``1``, ``True`` the
+    level ``1``), else the level equal to its integer form (``"2"`` or ``"2.0"`` matches ``2``).  Missing
+    values raise; unseen values raise (``handle_unknown="error"``) or get code 0, the reference level
+    (``"ignore"``).  Vectorized: the values are factorized (hashing, O(N)) and only the distinct values
+    are looked up, so the cost per value is a C loop, not a Python call.
+    """
     values = np.asarray(values, dtype=object)
     missing = _is_missing(values)
     if missing.any():
         raise DataError(f"categorical column {name!r} has {int(missing.sum())} missing value(s); "
                         f"encode them as a level of their own (e.g. 'missing') first")
     index = {_key(c): i for i, c in enumerate(categories)}
+    inverse, uniques = _factorize(values)
     # floats from numpy arrays (e.g. 1.0) must match integer levels (1) and vice versa
-    codes = np.fromiter((index.get(_key(v), index.get(_as_int(v), -1)) for v in values),
-                        dtype=np.int64, count=len(values))
+    lookup = np.fromiter((index.get(_key(v), index.get(_as_int(v), -1)) for v in uniques),
+                         dtype=np.int64, count=len(uniques))
+    codes = lookup[inverse]
     unknown = codes < 0
     if unknown.any():
         if handle_unknown == "error":
@@ -257,6 +267,13 @@ def _codes(values, categories: list, name: str, handle_unknown: str) -> np.ndarr
                 f"columns zero)")
         codes[unknown] = 0
     return codes
+
+
+def _factorize(values: np.ndarray):
+    """``(inverse, uniques)`` with ``values == uniques[inverse]``: the distinct values of an object
+    array (by hash and equality, as a dict would group them) and each value's position among them."""
+    inverse, uniques = pd.factorize(values, use_na_sentinel=False)
+    return np.asarray(inverse, dtype=np.int64), np.asarray(uniques, dtype=object)
 
 
 def _as_int(v):

@@ -443,6 +443,39 @@ def test_monolithic_too_large_problem():
         flips.compile(X, y, method="monolithic", categorical_features=CAT, max_configurations=60)
 
 
+@pytest.mark.parametrize("kappa,factor", [(np.inf, ""), (1.0, r" x 2 labels")])
+def test_enumeration_size_message_states_the_count_it_compares(kappa, factor):
+    """The limit counts configuration rows = samples x categorical configurations (x 2 labels when they
+    may flip); the message's product equals the number it compares with max_configurations."""
+    X, y = data()
+    size = N * 6 * (2 if np.isfinite(kappa) else 1)
+    problem = dk.Problem("logistic", amb(label=dk.LabelCost(kappa=kappa)))
+    with pytest.raises(dk.ProblemTooLargeError,
+                       match=rf"{size} configuration rows \({N} samples x 6 categorical configurations"
+                             rf"{factor}\), above max_configurations={size - 1}"):
+        problem.compile(X, y, method="monolithic", categorical_features=CAT, max_configurations=size - 1)
+    # regression: a finite kappa moves the response, it adds no enumerated rows
+    reg_problem = dk.Problem("huber", amb(label=dk.LabelCost(kappa=1.0)))
+    with pytest.raises(dk.ProblemTooLargeError, match=rf"{N * 6} configuration rows \({N} samples x 6 "
+                                                      rf"categorical configurations\), above"):
+        reg_problem.compile(X, y, method="monolithic", categorical_features=CAT, max_configurations=59)
+
+
+def test_astronomic_configuration_count_is_exact_and_refused_cleanly():
+    """10^330 configurations per sample overflow a float: the count is an exact integer, monolithic is
+    refused with ProblemTooLargeError (not an OverflowError) and auto falls back to the cutting plane."""
+    from drokit.oracles import count_configuration_rows
+    m = 330
+    Z = np.column_stack([np.resize(np.arange(10), N)] * m)
+    y = np.tile([1.0, -1.0], N // 2)
+    kw = dict(categorical_features=list(range(m)), categories=[list(range(10))] * m)
+    problem = dk.Problem("hinge", amb(label=dk.LabelCost(kappa=1.0)))
+    assert count_configuration_rows(problem.bind(Z, y, **kw)) == N * 10 ** m * 2
+    with pytest.raises(dk.ProblemTooLargeError, match=rf"{N * 10 ** m * 2:,} configuration rows"):
+        problem.compile(Z, y, method="monolithic", **kw)
+    assert problem.compile(Z, y, method="auto", **kw).method == "cutting_plane"
+
+
 def test_estimator_too_large_problem():
     X, y = data()
     assert_fit_fails(clf(method="monolithic", max_configurations=30), X, y, dk.ProblemTooLargeError,

@@ -94,8 +94,13 @@ def test_box_without_intercept_and_larger_instance_equals_cutting_plane():
     cut = prob.compile(X, y, method="cutting_plane", **kw).solve()
     assert np.abs(box.coef).max() > 0.1  # not the trivial constant model
     assert box.objective == pytest.approx(cut.objective, rel=1e-6, abs=1e-6)
-    assert box.n_configuration_rows == 40 * 729 * 2
+    # rows actually in the program: per label family (2) and hinge piece (J = 2, one with a_j != 0),
+    # N sample rows plus one row per (sample, feature, other level): 40 * 2 * (2 + 6 * 2); the full
+    # enumeration it stands for is reported separately
+    assert box.n_configuration_rows == 40 * 2 * (2 + 6 * 2)
+    assert box.n_enumeration_rows == 40 * 729 * 2
     assert box.n_constraints < 40 * 729 * 2 / 10
+    assert "1,120 configuration rows in the program (full enumeration 58,320)" in box.summary()
 
 
 @pytest.mark.parametrize("loss", ["logistic", "smooth_hinge", "huber"])

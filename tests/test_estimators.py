@@ -201,6 +201,52 @@ def test_dataframe_categorical_features_override_and_unused_categories():
     assert clf.schema_.categories[1] == ["blue", "green", "red", "violet"]
 
 
+def _codes_per_value(values, categories, handle_unknown):
+    """The reference encoding: one dictionary lookup per value (floats 1.0 match the level 1, and a
+    value not found as is is looked up as an integer, e.g. "2" -> 2)."""
+    from drokit.schema import _as_int, _key
+    index = {_key(c): i for i, c in enumerate(categories)}
+    codes = np.array([index.get(_key(v), index.get(_as_int(v), -1)) for v in np.asarray(values, dtype=object)])
+    if handle_unknown == "ignore":
+        codes[codes < 0] = 0
+    return codes
+
+
+@pytest.mark.parametrize("values,categories", [
+    (np.array(["b", "c", "a", "c"], dtype=object), ["c", "a", "b"]),
+    (np.array(["b", "c", "a", "c"]), ["c", "a", "b"]),                       # numpy unicode
+    (np.array([2.0, 0.0, 1.0, 2.0]), [0, 1, 2]),                             # floats match int levels
+    (np.array([2, 0, 1, 1]), [0.0, 1.0, 2.0]),
+    (np.array([True, False, True]), [False, True]),
+    (np.array(["1", 2, 0.0, "2.0", "x"], dtype=object), [0, 1, 2, "x"]),     # mixed: the int fallback
+    (pd.Series(pd.Categorical(["u", "v", "u"], categories=["v", "u", "w"])).astype(object).to_numpy(),
+     ["v", "u", "w"]),
+], ids=["object", "unicode", "float-int", "int-float", "bool", "mixed", "categorical"])
+def test_categorical_codes_are_vectorized_and_keep_their_semantics(values, categories, monkeypatch):
+    """schema._codes looks up each DISTINCT value once (not once per row) and encodes exactly as the
+    per-value lookup; unseen levels raise (naming the column) or become the reference level; missing
+    values raise."""
+    import drokit.schema as schema_module
+    expected = _codes_per_value(values, categories, "error")
+    assert (expected >= 0).all()
+    big = np.concatenate([values] * 5000)
+    calls = []
+    key = schema_module._key
+    monkeypatch.setattr(schema_module, "_key", lambda v: calls.append(v) or key(v))
+    codes = schema_module._codes(big, categories, "col", "error")
+    assert codes.dtype == np.int64
+    np.testing.assert_array_equal(codes, np.tile(expected, 5000))
+    assert len(calls) <= 2 * (len(categories) + len(values))  # per distinct value, not per row
+    unseen = np.concatenate([big, np.array(["zz"], dtype=object)])
+    with pytest.raises(dk.DataError, match=r"categorical column 'col' has level\(s\) \['zz'\] not seen"):
+        schema_module._codes(unseen, categories, "col", "error")
+    np.testing.assert_array_equal(schema_module._codes(unseen, categories, "col", "ignore"),
+                                  np.r_[np.tile(expected, 5000), 0])
+    missing = np.concatenate([big.astype(object), np.array([None, np.nan], dtype=object)])
+    with pytest.raises(dk.DataError, match="categorical column 'col' has 2 missing value"):
+        schema_module._codes(missing, categories, "col", "error")
+
+
 @pytest.mark.parametrize("spec", [[1, 3], ["x1", "x3"], [False, True, False, True],
                                   np.array([False, True, False, True]), np.array([1, 3]), [-3, -1]],
                          ids=["indices", "names", "mask", "np-mask", "np-indices", "negative"])
@@ -369,4 +415,7 @@ def test_fit_result_certificate_and_summary(loss, radius, kappa, method):
     summary = res.summary()
     assert res.method in summary and res.status in summary and str(res) == summary
     assert res.n_configuration_rows > 0 and res.n_variables > 0
+    # the monolithic program holds the full enumeration; ERM only the nominal rows
+    N = len(df)
+    assert res.n_configuration_rows == (res.n_enumeration_rows if method == "monolithic" else N)
     assert res.total_time >= res.solve_time >= 0

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import drokit as dk
+from drokit.oracles import enumerate_configurations
 from tests.reference.brute_force import random_instance, worst_case_primal_lp
 
 LEVELS = [2, 3, 2]
@@ -64,3 +65,28 @@ def test_oracle_evaluation_equals_enumeration_lp(loss, task, kappa):
             lp = dk.worst_case_value(inst, b0, coef).value
             dp = dk.worst_case_value_oracle(inst, b0, coef).value
             assert dp == pytest.approx(lp, rel=1e-8, abs=1e-10)
+
+
+@pytest.mark.parametrize("explicit_rows", [False, True])
+def test_radius_zero_masses_are_the_empirical_distribution(explicit_rows):
+    """At radius 0 the ball is {P_N}: the worst-case masses are 1/N on one nominal row (cost 0, label
+    kept) per sample, sum to 1 and reproduce the value, as the masses of a radius > 0 evaluation do."""
+    Xn, Z, y = random_instance(3, 8, 2, LEVELS, "classification")
+    metric = dk.GroundMetric(categorical=dk.MismatchCost(weights=[1.0, 0.5, 2.0]), label=dk.LabelCost(0.7))
+    kw = dict(categorical_features=[2, 3, 4], categories=[list(range(a)) for a in LEVELS])
+    rng = np.random.default_rng(5)
+    for radius in (0.0, 0.3):
+        inst = dk.Problem("logistic", dk.Wasserstein(metric, radius=radius)).bind(np.column_stack([Xn, Z]),
+                                                                                   y, **kw)
+        b0, coef = rng.normal(), rng.normal(size=inst.schema.n_encoded)
+        rows = enumerate_configurations(inst) if explicit_rows else None
+        res = dk.worst_case_value(inst, b0, coef, rows=rows)
+        assert res.mass.shape == (res.rows.size,) and (res.mass >= -1e-12).all()
+        assert res.mass.sum() == pytest.approx(1.0, abs=1e-9)
+        per_sample = np.bincount(res.rows.sample, weights=res.mass, minlength=8)
+        np.testing.assert_allclose(per_sample, 1 / 8, atol=1e-9)
+        assert res.mass @ res.losses == pytest.approx(res.value, rel=1e-9)
+        if radius == 0:
+            on = res.mass > 0
+            assert on.sum() == 8 and (res.rows.cost[on] == 0).all() and not res.rows.flip[on].any()
+            np.testing.assert_array_equal(np.sort(res.rows.sample[on]), np.arange(8))

@@ -213,6 +213,36 @@ def test_fitted_classifier_on_dataframe_user_labels():
     assert "worst-case risk" in res.summary() and "WorstCaseResult(" in repr(res)
 
 
+@pytest.mark.parametrize("labels", [("bad", "good"), (3, 7), (False, True)])
+def test_one_class_evaluation_data_is_encoded_with_the_models_classes(labels):
+    """Evaluation data holding ONE of the model's labels: each label keeps the +-1 it had at fit (the
+    model's classes_, not the evaluation data's own classes), through dk.worst_case and through
+    Problem.bind(classes=...) + dk.worst_case_value; unseen labels and bad classes raise naming them."""
+    Xn, Z, y, X, _ = _data(5, 9, 2, "classification")
+    y_user = np.where(y > 0, labels[1], labels[0])
+    ball = _ball(0.2, kappa=0.8)
+    clf = dk.DROClassifier("logistic", ball, categorical_features=[2, 3, 4], method="monolithic").fit(X, y_user)
+    assert list(clf.classes_) == list(labels)
+    for label, sign in zip(labels, (-1.0, 1.0)):
+        sel = y_user == label
+        f = clf.decision_function(X[sel])
+        nominal = np.mean(np.logaddexp(0.0, -sign * f))
+        res = dk.worst_case(clf, X[sel], y_user[sel])
+        assert res.nominal_risk == pytest.approx(nominal, rel=1e-12)
+        assert set(res.atoms.loc[~res.atoms["flipped"], "label"]) == {label}
+        inst = clf._problem().bind(X[sel], y_user[sel], schema=clf.schema_, classes=clf.classes_)
+        np.testing.assert_array_equal(inst.y, sign)
+        assert dk.worst_case_value(inst, clf.intercept_[0], clf.coef_.ravel()).value == \
+            pytest.approx(res.value, rel=1e-7)
+    unseen = np.array(["ugly"] * 3, dtype=object)
+    with pytest.raises(dk.DataError, match=r"y has label\(s\) \['ugly'\].*classes_"):
+        dk.worst_case(clf, X[:3], unseen)
+    problem = clf._problem()
+    for bad in ([labels[1]], [labels[0], labels[1], "other"], [labels[1], labels[1]]):
+        with pytest.raises(dk.ParameterError, match="classes must hold two distinct labels"):
+            problem.bind(X, y_user, schema=clf.schema_, classes=bad)
+
+
 def test_fitted_regressor_huber_and_unknown_levels():
     Xn, Z, y, X, _ = _data(6, 10, 1, "regression")
     ball = _ball(0.4, delta=[1.0, 0.5, 2.0])

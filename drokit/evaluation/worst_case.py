@@ -31,6 +31,13 @@ MAX_EVALUATION_ROWS = 2_000_000
 
 @dataclass
 class WorstCaseValue:
+    """The worst-case risk ``value`` of a fixed model, the optimal ``lam`` (``inf`` at radius 0, where the
+    budget constraint ``sum mass * cost <= 0`` has no finite multiplier) and its floor ``lam_min``, the
+    configuration ``rows`` with their losses, and the worst-case distribution as a mass per row: ``1/N``
+    per sample, ``sum mass * losses = value`` (without the numerical tail).  At radius 0 it is the
+    empirical distribution (``1/N`` on a nominal row of each sample); masses are all zero only when the
+    risk is unbounded (``lam_min = inf``)."""
+
     value: float
     lam: float
     lam_min: float
@@ -77,10 +84,17 @@ def worst_case_value(inst: DROInstance, intercept: float, coef: np.ndarray,
     N = inst.n_samples
     lam_min = lambda_floor(inst, coef)
     if inst.radius == 0:
-        nominal = (rows.cost == 0) & ~rows.flip
+        # the ball is {P_N} (moves of cost 0 included): each sample's mass 1/N on its costless, label-kept
+        # row of largest loss -- the observed row itself when ``rows`` are the nominal ones
+        nominal = np.flatnonzero((rows.cost == 0) & ~rows.flip)
+        order = nominal[np.lexsort((-losses[nominal], rows.sample[nominal]))]
+        leads = np.ones(order.size, dtype=bool)
+        leads[1:] = rows.sample[order][1:] != rows.sample[order][:-1]
+        first = order[leads]
         per = np.full(N, -np.inf)
-        np.maximum.at(per, rows.sample[nominal], losses[nominal])
+        per[rows.sample[first]] = losses[first]
         mass = np.zeros(rows.size)
+        mass[first] = 1.0 / N
         return WorstCaseValue(float(per.mean()), np.inf, lam_min, rows, losses, mass)
     if not np.isfinite(lam_min):
         return WorstCaseValue(np.inf, np.inf, lam_min, rows, losses, np.zeros(rows.size))

@@ -157,8 +157,9 @@ class DROClassifier(ClassifierMixin, _DROLinearModel):
     handle_unknown : ``"error"`` (default) or ``"ignore"``: a level unseen at fit is encoded as the
         reference level (all its dummy columns zero) at predict time.
     on_inaccurate : ``"raise"`` (default) or ``"warn"`` when the solver only reaches an inaccurate optimum.
-    max_configurations : size limit of the enumeration (configuration rows) for the monolithic
-        program and the cutting plane's enumeration oracle.
+    max_configurations : size limit of the enumeration for the monolithic program and the cutting
+        plane's enumeration oracle, in configuration rows: samples x categorical configurations of the
+        mutable features (x 2 when labels may flip, i.e. classification with finite kappa).
     method_options : options of the method, e.g. ``{"gap_tol": 1e-7, "max_rounds": 50}`` for the
         cutting plane (see :class:`~drokit.conic.reformulations.CuttingPlaneOptions`).
     verbose : print the solver's log, or one line per cutting-plane round.

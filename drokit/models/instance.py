@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import List, Tuple
 
@@ -91,7 +92,8 @@ class DROInstance:
         return self.schema.design(self.data)
 
     def mutable_configurations(self) -> int:
-        """``prod_l a_l`` over categorical features that may change (delta_l < inf)."""
+        """``prod_l a_l`` over categorical features that may change (delta_l < inf): the categorical
+        configurations per sample, as an exact Python integer (it can exceed any float, e.g. 10^330)."""
         levels = self.schema.levels
         mutable = np.isfinite(self.metric.delta)
-        return int(np.prod(levels[mutable].astype(float))) if levels.size else 1
+        return math.prod(int(a) for a in levels[mutable]) if levels.size else 1

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..ambiguity.wasserstein import Wasserstein
 from ..conic.reformulations import MAX_CONFIGURATIONS, CompiledProgram, compile_instance
-from ..oracles import make_oracle
+from ..oracles import count_configuration_rows, make_oracle
 from ..exceptions import ParameterError, SolverError
 from ..losses import Loss, get_loss
 from ..losses.base import CLASSIFICATION, REGRESSION
@@ -74,8 +74,10 @@ class Problem:
              classes=None) -> DROInstance:
         """Encode the data and resolve the metric: everything a compile path needs.
 
-        ``classes``: the two class labels (``classes[1] -> +1``) to encode ``y`` with, e.g. a fitted
-        model's ``classes_`` when evaluating it on other data; by default taken from ``y``."""
+        ``classes``: the two class labels (``classes[0] -> -1``, ``classes[1] -> +1``) to encode ``y``
+        with, e.g. a fitted model's ``classes_`` when evaluating it on other data (which may then hold one
+        class only; a label outside ``classes`` raises :class:`~drokit.DataError`); by default the
+        labels are taken from ``y`` (+-1 as they are, otherwise the larger of two labels is +1)."""
         loss = self.resolved_loss()
         task = self.resolved_task()
         amb = self.resolved_ambiguity()
@@ -212,6 +214,8 @@ class CompiledProblem:
             notes.append(msg)
             status = "optimal_inaccurate"
         self.compiled.program = out.program
+        # the rows of the final master (its working set when it was built), not the full enumeration
+        self.compiled.n_rows = out.history[-1].working_rows if out.history else self.compiled.n_rows
         return self._fit_result(
             out.solution, objective=upper, status=status, lower_bound=out.lower_bound,
             upper_bound=upper, intercept=out.intercept, coef=out.coef, lambda_=out.lam, s=out.s,
@@ -247,7 +251,8 @@ class CompiledProblem:
             method=self.method, method_reason=self.method_reason, solver=sol.solver,
             raw_status=sol.raw_status, compile_time=self.compile_time,
             n_variables=program.n_variables, n_constraints=program.n_constraints,
-            cones=program.cone_counts(), n_configuration_rows=self.compiled.n_rows,
+            cones=program.cone_counts(), n_configuration_rows=int(self.compiled.n_rows),
+            n_enumeration_rows=count_configuration_rows(self.instance),
             primal_residual=float(sol.info.get("r_prim", np.nan)),
             dual_residual=float(sol.info.get("r_dual", np.nan)), primal=self._primal(sol), dual=sol.y,
             **fields)

@@ -23,6 +23,16 @@ class FitResult:
         :func:`drokit.evaluation.worst_case_value`): the optimal value is at most this;
     ``gap``
         ``upper_bound - lower_bound`` (``relative_gap`` divides by ``max(1, |upper_bound|)``).
+
+    Size
+    ----
+    ``n_configuration_rows``
+        the configuration rows actually in the solved program: all of them for ``monolithic``, the
+        nominal rows for ``erm`` / ``closed_form``, the final master's working set for
+        ``cutting_plane``, the rows standing for them in the ``box`` LP and the loss terms of ``graph``;
+    ``n_enumeration_rows``
+        the rows of the full enumeration, ``N |Z|`` (``x 2`` when labels may flip), which the exact
+        methods represent whether or not they build them.
     """
 
     objective: float
@@ -45,6 +55,7 @@ class FitResult:
     n_constraints: int
     cones: Dict[str, int]
     n_configuration_rows: int
+    n_enumeration_rows: int
     primal_residual: float = float("nan")
     dual_residual: float = float("nan")
     primal: Dict[str, np.ndarray] = field(default_factory=dict, repr=False)
@@ -88,7 +99,8 @@ class FitResult:
             f"certificate : lower {self.lower_bound:.10g} <= optimum <= upper {self.upper_bound:.10g}"
             f"  (gap {self.gap:.2e}, relative {self.relative_gap:.2e})",
             f"program     : {self.n_variables} variables, {self.n_constraints} rows ({cones}), "
-            f"{self.n_configuration_rows} configuration rows",
+            f"{self.n_configuration_rows:,} configuration rows in the program (full enumeration "
+            f"{self.n_enumeration_rows:,})",
             f"times (s)   : compile {self.compile_time:.3f}, solve {self.solve_time:.3f}, "
             f"certificate {self.evaluation_time:.3f}",
         ]

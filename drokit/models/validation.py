@@ -10,7 +10,7 @@ from typing import Tuple
 import numpy as np
 from sklearn.exceptions import DataConversionWarning
 
-from ..exceptions import DataError
+from ..exceptions import DataError, ParameterError
 
 try:
     import pandas as pd
@@ -80,7 +80,11 @@ def encode_binary_labels(y, n_samples: int) -> Tuple[np.ndarray, np.ndarray]:
 
 def encode_with_classes(y, classes: np.ndarray, n_samples: int) -> np.ndarray:
     """``y`` in {-1, +1} with given classes (``classes[1] -> +1``), e.g. a fitted model's ``classes_``;
-    one class alone is fine (evaluation data of one group)."""
+    one class alone is fine (evaluation data of one group), labels outside ``classes`` raise."""
+    classes = np.asarray(classes)
+    if classes.ndim != 1 or classes.size != 2 or classes[0] == classes[1]:
+        raise ParameterError(f"classes must hold two distinct labels (classes[0] -> -1, classes[1] -> +1, "
+                             f"e.g. a fitted model's classes_), got {classes.tolist()}")
     y = as_1d(y, n_samples)
     if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
         bad = ~np.isfinite(y)

@@ -43,7 +43,10 @@ def all_levels_grid(levels: np.ndarray) -> np.ndarray:
 
 
 def count_configuration_rows(inst: DROInstance) -> int:
-    """Number of rows :func:`enumerate_configurations` would produce (without building them)."""
+    """Number of rows :func:`enumerate_configurations` would produce (without building them): samples x
+    categorical configurations of the mutable features x 2 label values when labels may flip
+    (classification with finite kappa; in regression kappa moves the response, adding no rows).  An exact
+    integer, however large."""
     return inst.n_samples * inst.mutable_configurations() * (2 if inst.label_flips else 1)
 
 

@@ -168,15 +168,29 @@ def build_box_program(inst: DROInstance) -> tuple[ConicProgram, int]:
     return pb.build(), n_t
 
 
+def box_rows(inst: DROInstance) -> int:
+    """The rows (3) of the box program that stand for the configuration rows: per label family and
+    piece, ``N`` sample rows plus, for a piece with ``a_j != 0``, one row per (sample, mutable feature,
+    other level): ``N F (J + J' sum_m (a_m - 1))`` (the ``t >= 0`` bounds are not counted)."""
+    a, _ = check_box_applicable(inst)
+    N, F = inst.n_samples, len(inst.label_families())
+    mutable = inst.mutable_categorical()
+    other_levels = int(np.sum(inst.schema.levels[mutable] - 1))
+    return N * F * (a.size + int(np.count_nonzero(a)) * other_levels)
+
+
 def compile_box(inst: DROInstance) -> CompiledProgram:
     """The polynomial-size exact program for piecewise-affine losses with ``p = 1`` (module docstring).
 
-    ``n_rows`` is the number of configuration rows the program represents implicitly (as for the
-    cutting plane); ``info`` holds the number of epigraph variables ``t``.
+    ``n_rows`` is the number of rows (3) actually in the program (:func:`box_rows`), not the full
+    enumeration it represents (``count_configuration_rows``); ``info`` holds the number of epigraph
+    variables ``t``.
     """
     program, n_t = build_box_program(inst)
     size = count_configuration_rows(inst)
+    n_rows = box_rows(inst)
     why = (f"piecewise-affine loss {inst.loss.name!r} with p = 1: the worst case over the categorical "
-           f"features separates per feature, a polynomial-size program with {n_t:,} epigraph variables "
-           f"represents all {size:,} configuration rows (belbasi2023 Props. 2/4; selvi2025 thesis Prop 10)")
-    return CompiledProgram(program, "box", why, size, info={"epigraph_variables": n_t})
+           f"features separates per feature, a polynomial-size program with {n_rows:,} rows and {n_t:,} "
+           f"epigraph variables represents all {size:,} configuration rows (belbasi2023 Props. 2/4; "
+           f"selvi2025 thesis Prop 10)")
+    return CompiledProgram(program, "box", why, n_rows, info={"epigraph_variables": n_t})

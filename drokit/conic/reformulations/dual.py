@@ -40,7 +40,8 @@ class CompiledProgram:
     program: ConicProgram
     method: str
     method_reason: str
-    n_rows: int                      # configuration rows in the program
+    n_rows: int                      # configuration rows in the program (for the cutting plane: its
+                                     # first master; box: its rows (3); graph: its loss terms)
     info: Dict[str, object] = field(default_factory=dict)
 
 

@@ -66,14 +66,22 @@ def compile_closed_form(inst: DROInstance) -> CompiledProgram:
     return CompiledProgram(build_dual_program(inst, rows), "closed_form", why, rows.size)
 
 
+def describe_enumeration_size(inst: DROInstance) -> str:
+    """``"K configuration rows (N samples x |Z| categorical configurations[ x 2 labels])"``: the size of
+    the full enumeration and the product it is (:func:`count_configuration_rows`)."""
+    flips = " x 2 labels" if inst.label_flips else ""
+    return (f"{count_configuration_rows(inst):,} configuration rows ({inst.n_samples:,} samples x "
+            f"{inst.mutable_configurations():,} categorical configurations{flips})")
+
+
 def check_enumeration_size(inst: DROInstance, method: str, max_configurations: int) -> int:
-    """Number of configuration rows of the full enumeration; raises if above the limit."""
+    """Number of configuration rows of the full enumeration (samples x categorical configurations of the
+    mutable features x 2 when labels may flip); raises :class:`ProblemTooLargeError` above the limit."""
     size = count_configuration_rows(inst)
     if size > max_configurations:
         raise ProblemTooLargeError(
-            f"method={method!r} would enumerate N*|Z|{'*2' if inst.label_flips else ''} = {size:,} "
-            f"configuration rows ({inst.n_samples} samples x {inst.mutable_configurations():,} "
-            f"categorical configurations), above max_configurations={max_configurations:,}. Raise "
+            f"method={method!r} would enumerate {describe_enumeration_size(inst)}, above "
+            f"max_configurations={max_configurations:,}. Raise "
             f"max_configurations if you have the memory, or make features immutable (weight np.inf) to "
             f"shrink the mutable configurations, or use method='cutting_plane' (its default DP oracle "
             f"does not enumerate)")
@@ -138,5 +146,6 @@ def compile_cutting_plane(inst: DROInstance, max_configurations: int = MAX_CONFI
     size = count_configuration_rows(inst)
     why = (f"cutting plane with an exact separation oracle over {size:,} configuration rows "
            f"(belbasi2023 Alg. 1, sun2025 Alg. 1-2)")
-    return CompiledProgram(build_dual_program(inst, rows), "cutting_plane", why, size,
+    # n_rows: the first master's rows; the solve reports the final master's working set
+    return CompiledProgram(build_dual_program(inst, rows), "cutting_plane", why, rows.size,
                            info={"max_configurations": max_configurations})
