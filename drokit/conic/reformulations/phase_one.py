@@ -267,7 +267,7 @@ def _newton(master: _SmoothedMaster, theta: np.ndarray, tau: float, mu: float,
     return theta, steps
 
 
-def phase_one(inst: DROInstance, oracle, *, tau0: float = 1e-1, tau_min: float = 1e-3,
+def phase_one(inst: DROInstance, oracle, *, tau0: float = 1e-1, tau_min: float = 1e-4,
               margin: float = 1e-2, max_solves: int = 60, prox: float = 1.0,
               log: Optional[Callable[[str], None]] = None) -> PhaseOneResult:
     """Approximate minimization of the exact objective by smoothed Newton cutting planes (module
