@@ -90,3 +90,23 @@ def test_radius_zero_masses_are_the_empirical_distribution(explicit_rows):
             on = res.mass > 0
             assert on.sum() == 8 and (res.rows.cost[on] == 0).all() and not res.rows.flip[on].any()
             np.testing.assert_array_equal(np.sort(res.rows.sample[on]), np.arange(8))
+
+
+@pytest.mark.parametrize("threshold", [0, 10 ** 9])
+def test_certificate_paths_agree(monkeypatch, threshold):
+    """The fit's certificate takes the oracle path above CERTIFICATE_ENUMERATION_ROWS and the enumeration
+    LP below it; both give the exact worst-case risk, which at the optimum is the fitted objective."""
+    import importlib
+    wc = importlib.import_module("drokit.evaluation.worst_case")  # the module (the package exports a function of that name)
+    monkeypatch.setattr(wc, "CERTIFICATE_ENUMERATION_ROWS", threshold)
+    Xn, Z, y = random_instance(11, 40, 2, LEVELS, "classification")
+    X = np.column_stack([Xn, Z])
+    kw = dict(categorical_features=[2, 3, 4], categories=[list(range(a)) for a in LEVELS])
+    metric = dk.GroundMetric(categorical=dk.MismatchCost([0.7, 1.2, 0.4]), label=dk.LabelCost(2.0))
+    prob = dk.Problem("logistic", dk.Wasserstein(metric, radius=0.3))
+    res = prob.compile(X, y, method="cutting_plane", **kw).solve()
+    inst = prob.bind(X, y, **kw)
+    exact = dk.worst_case_value(inst, res.intercept, res.coef).value
+    assert wc.certified_upper_bound(inst, res.intercept, res.coef) == pytest.approx(exact, rel=1e-9, abs=1e-12)
+    assert res.upper_bound == pytest.approx(exact, rel=1e-9, abs=1e-12)
+    assert res.lower_bound <= res.upper_bound + 1e-9

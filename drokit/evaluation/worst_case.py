@@ -27,6 +27,8 @@ from ..oracles.enumeration import (ConfigurationRows, count_configuration_rows,
 
 #: largest enumeration the exact evaluator builds (configuration rows)
 MAX_EVALUATION_ROWS = 2_000_000
+#: above this many configuration rows the certificate uses the oracle instead of the enumeration LP
+CERTIFICATE_ENUMERATION_ROWS = 20_000
 
 
 @dataclass
@@ -175,8 +177,12 @@ def worst_case_value_oracle(inst: DROInstance, intercept: float, coef: np.ndarra
 
 
 def certified_upper_bound(inst: DROInstance, intercept: float, coef: np.ndarray) -> float:
-    """Exact worst-case risk of the model: the enumeration LP when it is small enough, else the DP
-    oracle's one-dimensional minimization."""
-    if inst.radius == 0 or count_configuration_rows(inst) <= MAX_EVALUATION_ROWS:
+    """Exact worst-case risk of the model, computed without the conic solver: the enumeration LP (HiGHS)
+    when it has at most :data:`CERTIFICATE_ENUMERATION_ROWS` rows, else the DP oracle's one-dimensional
+    minimization over lambda (:func:`worst_case_value_oracle`, equal to the LP in the tests).  Both
+    return the value of a feasible point of the dual, so the result is an upper bound even if the
+    lambda search stopped early.  The oracle path is milliseconds where the LP takes seconds (balance-
+    scale: 360,000 rows, 0.9 s by the LP; benchmarks/RESULTS.md)."""
+    if inst.radius == 0 or count_configuration_rows(inst) <= CERTIFICATE_ENUMERATION_ROWS:
         return worst_case_value(inst, intercept, coef).value
     return worst_case_value_oracle(inst, intercept, coef).value
