@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import List, Tuple
 
 import numpy as np
@@ -43,6 +43,8 @@ class DROInstance:
     metric: ResolvedMetric
     radius: float
     fit_intercept: bool = True
+    #: positions in ``coef`` that every exact program fixes at 0 (see :meth:`fitting_view`)
+    fixed_zero: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int))
 
     @property
     def n_samples(self) -> int:
@@ -82,6 +84,36 @@ class DROInstance:
         if self.is_classification:
             return y * np.where(flip, -1.0, 1.0), np.zeros_like(y)
         return np.ones_like(y), y
+
+    def free_categorical(self) -> np.ndarray:
+        """Categorical features (schema positions) that change for free: weight ``delta_l = 0``, >= 2 levels."""
+        return np.flatnonzero((np.asarray(self.metric.delta, dtype=float) == 0) & (self.schema.levels > 1))
+
+    def fitting_view(self) -> "DROInstance":
+        """The instance the exact programs are fitted on: every free categorical feature (``delta_l = 0``)
+        made immutable, its column set to the reference level and its coefficients fixed at 0.
+
+        Same optimal value (hence the same optimal models, up to the free coefficients): the adversary
+        always moves a free feature to its worst level, so replacing its level coefficients ``w_l(v)`` by a
+        constant in their convex hull (absorbed by the intercept) does not raise ``max_v L(a + w_l(v))`` for
+        any sample, ``L`` being convex -- an optimum with ``w_l = 0`` exists; with ``w_l = 0`` the feature
+        neither changes the loss nor the cost, so it may as well be immutable.  Fitting the original
+        instance instead leaves ``w_l`` unidentified and every configuration row duplicated across the
+        free feature's levels; Clarabel then ends AlmostSolved (calibrated weights rounded to 0, issue 4).
+        The certificate is computed on the original instance.  Returns ``self`` when nothing is free.
+        """
+        free = self.free_categorical()
+        if free.size == 0:
+            return self
+        levels = self.schema.levels.astype(int)
+        starts = self.n_numerical + self.schema.dummy_offsets()[free]
+        columns = np.concatenate([start + np.arange(levels[l] - 1) for start, l in zip(starts, free)])
+        delta = np.asarray(self.metric.delta, dtype=float).copy()
+        delta[free] = np.inf
+        Z = self.data.Z.copy()
+        Z[:, free] = 0
+        return replace(self, data=replace(self.data, Z=Z), metric=replace(self.metric, delta=delta),
+                       fixed_zero=np.union1d(self.fixed_zero, columns).astype(int))
 
     def mutable_categorical(self) -> np.ndarray:
         """Categorical features (schema positions) that can change: finite weight and >= 2 levels."""

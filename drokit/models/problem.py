@@ -11,7 +11,7 @@ import dataclasses
 
 import time
 import warnings
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, Tuple
 
 import numpy as np
 
@@ -104,17 +104,31 @@ class Problem:
         "cutting_plane"} (for the cutting plane: its first master)."""
         t0 = time.perf_counter()
         inst = self.bind(X, y, categorical_features=categorical_features, categories=categories)
-        compiled = compile_instance(inst, method, max_configurations)
-        return CompiledProblem(inst, compiled, time.perf_counter() - t0)
+        fitted_on = inst.fitting_view()
+        compiled = compile_instance(fitted_on, method, max_configurations)
+        return CompiledProblem(fitted_on, compiled, time.perf_counter() - t0, evaluation_instance=inst)
 
 
 class CompiledProblem:
     """A compiled problem: the conic program, how it was chosen, and ``solve`` / exports."""
 
-    def __init__(self, instance: DROInstance, compiled: CompiledProgram, compile_time: float):
-        self.instance = instance
+    def __init__(self, instance: DROInstance, compiled: CompiledProgram, compile_time: float,
+                 evaluation_instance: Optional[DROInstance] = None):
+        self.instance = instance          # what the program is built on (DROInstance.fitting_view)
+        #: the problem as declared: the certificate evaluates the returned model on it
+        self.evaluation_instance = instance if evaluation_instance is None else evaluation_instance
         self.compiled = compiled
         self.compile_time = compile_time
+
+    def _certify(self, intercept: float, coef: np.ndarray) -> Tuple[np.ndarray, float, float]:
+        """``(coef, upper, seconds)``: the coefficients with the fixed ones exactly 0, and their exact
+        worst-case risk on the declared problem (independent of the conic solver)."""
+        from ..evaluation.worst_case import certified_upper_bound
+        coef = np.array(coef, dtype=float)
+        coef[self.instance.fixed_zero] = 0.0
+        t0 = time.perf_counter()
+        upper = certified_upper_bound(self.evaluation_instance, intercept, coef)
+        return coef, upper, time.perf_counter() - t0
 
     @property
     def program(self):
@@ -185,7 +199,6 @@ class CompiledProblem:
 
     def _solve_cutting_plane(self, backend, solver_options, on_inaccurate, verbose, method_options):
         from ..conic.reformulations.cutting_plane import CuttingPlaneOptions, solve_cutting_plane
-        from ..evaluation.worst_case import certified_upper_bound
         opts = dict(method_options or {})
         oracle_name = opts.pop("oracle", "dp")
         try:
@@ -196,9 +209,7 @@ class CompiledProblem:
                                  f"{', '.join(valid)}") from None
         oracle = make_oracle(self.instance, oracle_name, self.compiled.info["max_configurations"])
         out = solve_cutting_plane(self.instance, oracle, backend, options, solver_options)
-        t0 = time.perf_counter()
-        upper = certified_upper_bound(self.instance, out.intercept, out.coef)
-        eval_time = time.perf_counter() - t0
+        coef, upper, eval_time = self._certify(out.intercept, out.coef)
         notes = []
         status = "optimal"
         if not out.converged:
@@ -218,20 +229,16 @@ class CompiledProblem:
         self.compiled.n_rows = out.history[-1].working_rows if out.history else self.compiled.n_rows
         return self._fit_result(
             out.solution, objective=upper, status=status, lower_bound=out.lower_bound,
-            upper_bound=upper, intercept=out.intercept, coef=out.coef, lambda_=out.lam, s=out.s,
+            upper_bound=upper, intercept=out.intercept, coef=coef, lambda_=out.lam, s=out.s,
             solve_time=out.phase_one_time + float(sum(r.master_time + r.oracle_time for r in out.history)),
             evaluation_time=eval_time, iterations=int(sum(r.master_iterations for r in out.history)),
             warnings=notes, max_violation=out.max_violation, history=out.history)
 
     def _result(self, sol, notes) -> FitResult:
-        from ..evaluation.worst_case import certified_upper_bound
         primal = self._primal(sol)
-        coef = primal["coef"]
         intercept = float(primal["intercept"][0]) if "intercept" in primal else 0.0
         lam = float(primal["lambda"][0]) if "lambda" in primal else float("nan")
-        t0 = time.perf_counter()
-        upper = certified_upper_bound(self.instance, intercept, coef)
-        eval_time = time.perf_counter() - t0
+        coef, upper, eval_time = self._certify(intercept, primal["coef"])
         return self._fit_result(
             sol, objective=sol.primal_objective, status=sol.status, lower_bound=sol.dual_objective,
             upper_bound=upper, intercept=intercept, coef=coef, lambda_=lam, s=primal["s"],
@@ -252,7 +259,7 @@ class CompiledProblem:
             raw_status=sol.raw_status, compile_time=self.compile_time,
             n_variables=program.n_variables, n_constraints=program.n_constraints,
             cones=program.cone_counts(), n_configuration_rows=int(self.compiled.n_rows),
-            n_enumeration_rows=count_configuration_rows(self.instance),
+            n_enumeration_rows=count_configuration_rows(self.evaluation_instance),
             primal_residual=float(sol.info.get("r_prim", np.nan)),
             dual_residual=float(sol.info.get("r_dual", np.nan)), primal=self._primal(sol), dual=sol.y,
             **fields)

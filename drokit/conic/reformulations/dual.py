@@ -52,19 +52,22 @@ def row_design(inst: DROInstance, rows: ConfigurationRows) -> sp.csr_matrix:
 
 
 def build_dual_program(inst: DROInstance, rows: ConfigurationRows, *, radius_zero: bool = False,
-                       coef_bound: float | None = None):
+                       box: Optional[Tuple[np.ndarray, np.ndarray]] = None, budget=None):
     """Assemble the program above; returns the :class:`ConicProgram`.
 
-    ``coef_bound`` adds ``|beta_j| <= coef_bound`` for the intercept and every coefficient (used by the
-    cutting plane to keep early masters bounded; a master whose box is inactive at its optimum has the
-    same optimal value as without the box, by convexity).
+    ``box = (lo, hi)`` adds ``lo <= (coef, intercept) <= hi`` (arrays over the encoded coefficients, then
+    the intercept if fitted).  The cutting plane uses it for the coefficient box that keeps early masters
+    bounded and for its trust region; a master whose box is inactive at its optimum has the same optimal
+    value as without the box, by convexity.  ``budget`` (:class:`.budget_cuts.BudgetCuts`) adds the
+    cutting plane's budget cuts, each covering every configuration with a given number of changes.
     """
     pb = ProgramBuilder()
     N = inst.n_samples
     coef, intercept, s = declare_parameters(pb, inst)
-    if coef_bound is not None:
+    if box is not None:
         params = Affine.vstack([coef] + ([intercept] if intercept is not None else []))
-        pb.add_nonneg(Affine.vstack([params + coef_bound, coef_bound - params]))
+        lo, hi = (np.asarray(b, dtype=float) for b in box)
+        pb.add_nonneg(Affine.vstack([params - lo, hi - params]))
 
     sigma, shift = inst.row_signs(rows.sample, rows.flip)
     u = linear_score(coef, intercept, row_design(inst, rows)) * sigma - shift
@@ -76,6 +79,9 @@ def build_dual_program(inst: DROInstance, rows: ConfigurationRows, *, radius_zer
 
     lam = pb.var("lambda", 1)
     inst.loss.epigraph(pb, u, t + lam.repeat(rows.size) * rows.cost)
+    if budget is not None:
+        from .budget_cuts import add_budget_cuts
+        add_budget_cuts(pb, inst, coef, intercept, s, lam, budget)
     finish_dual_program(pb, inst, coef, s, lam)
     return pb.build()
 
@@ -99,13 +105,19 @@ def finish_dual_program(pb: ProgramBuilder, inst: DROInstance, coef: Affine, s: 
     (belbasi2023 Props. 1 and 3, Lemmas 1-3):
 
         lip(L) ||Gamma^{-1} beta_x||_* <= lambda,   lip(L) <= lambda kappa (regression, finite kappa),
-        lambda >= 0,   minimize  lambda eps + (1/N) sum_n s_n.
+        lambda >= 0,   minimize  lambda eps + (1/N) sum_n s_n,
+
+    and ``beta_j = 0`` for ``j`` in ``inst.fixed_zero`` (the coefficients of features that change for
+    free, :meth:`~drokit.models.instance.DROInstance.fitting_view`).
     """
     lip = float(inst.loss.lipschitz)
     n = inst.n_numerical
     if n:
         inst.metric.numerical.add_dual_norm_leq(pb, coef[np.arange(n)] * lip, lam, inst.metric.gamma)
+    if inst.fixed_zero.size:
+        pb.add_zero(coef[inst.fixed_zero])
     if not inst.is_classification and np.isfinite(inst.metric.kappa):
         pb.add_nonneg(lam * inst.metric.kappa - lip)
     pb.add_nonneg(lam)
     pb.minimize(lam * inst.radius + s.sum() * (1.0 / inst.n_samples))
+
