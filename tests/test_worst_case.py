@@ -107,6 +107,7 @@ def test_certificate_paths_agree(monkeypatch, threshold):
     res = prob.compile(X, y, method="cutting_plane", **kw).solve()
     inst = prob.bind(X, y, **kw)
     exact = dk.worst_case_value(inst, res.intercept, res.coef).value
-    assert wc.certified_upper_bound(inst, res.intercept, res.coef) == pytest.approx(exact, rel=1e-9, abs=1e-12)
-    assert res.upper_bound == pytest.approx(exact, rel=1e-9, abs=1e-12)
+    # HiGHS solves the LP to ~1e-9; the oracle returns F at its best lambda (never below the minimum)
+    assert wc.certified_upper_bound(inst, res.intercept, res.coef) == pytest.approx(exact, rel=1e-8, abs=1e-12)
+    assert res.upper_bound == pytest.approx(exact, rel=1e-8, abs=1e-12)
     assert res.lower_bound <= res.upper_bound + 1e-9

@@ -73,6 +73,9 @@ class ClarabelBackend(SolverBackend):
         P = sp.csc_matrix((n, n))
         return P, program.c.astype(float), sp.csc_matrix(program.A), program.b.astype(float), cones
 
+    def accuracy_options(self, relative: float) -> Dict[str, Any]:
+        return {"tol_gap_rel": relative, "tol_gap_abs": relative, "tol_feas": relative}
+
     def solve_via_data(self, data, settings: Dict[str, Any], verbose: bool):
         import clarabel
         P, q, A, b, cones = data
