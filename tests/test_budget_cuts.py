@@ -5,11 +5,13 @@ Independent checks: a program made of *every* budget cut equals the monolithic e
 that are monotone in the margin (exactness), and is a lower bound for a non-monotone loss (validity);
 the cutting plane with budget cuts reaches the monolithic optimum for every loss, p and kappa."""
 
+import itertools
+
 import numpy as np
 import pytest
 
 import drokit as dk
-from drokit.conic.reformulations.budget_cuts import BudgetCuts, budget_cuts_apply
+from drokit.conic.reformulations.budget_cuts import BudgetCuts, budget_cuts_apply, weight_classes
 from drokit.conic.reformulations.dual import build_dual_program
 from drokit.oracles.enumeration import enumerate_configurations
 from drokit.solvers import get_backend
@@ -30,14 +32,18 @@ def instance(loss, task, *, kappa=np.inf, cat_p=1.0, delta=0.7, seed=3, N=12, n_
 
 
 def every_budget_cut(inst) -> BudgetCuts:
-    F = inst.mutable_categorical().size
-    delta = float(np.asarray(inst.metric.delta)[inst.mutable_categorical()][0])
+    """Every (sample, counts per weight class, direction, label) cut, counts not all zero."""
+    mutable, cls = weight_classes(inst)
+    sizes = np.bincount(cls)
+    delta = np.array([np.asarray(inst.metric.delta, dtype=float)[mutable][cls == k][0]
+                      for k in range(sizes.size)])
     p = float(inst.metric.categorical.p)
+    counts = np.array(list(itertools.product(*[range(n + 1) for n in sizes])))[1:]   # drop all-zero
     flips = [False, True] if inst.label_flips else [False]
-    n, c, mu, f = (a.ravel() for a in np.meshgrid(np.arange(inst.n_samples), np.arange(1, F + 1),
+    n, c, mu, f = (a.ravel() for a in np.meshgrid(np.arange(inst.n_samples), np.arange(len(counts)),
                                                    [1.0, -1.0], flips, indexing="ij"))
-    cost = delta * c ** (1.0 / p) + np.where(f, inst.metric.kappa if inst.label_flips else 0.0, 0.0)
-    return BudgetCuts(n.astype(int), c.astype(int), mu, f.astype(bool), cost)
+    cost = (counts[c] @ delta ** p) ** (1.0 / p) + np.where(f, inst.metric.kappa if inst.label_flips else 0.0, 0.0)
+    return BudgetCuts(n.astype(int), counts[c], mu, f.astype(bool), cost)
 
 
 def nominal_rows(inst):
@@ -49,6 +55,7 @@ def nominal_rows(inst):
     return rows
 
 
+@pytest.mark.parametrize("delta", [0.7, [1.0, 0.5, 1.0, 0.5], [1.0, 2.0, 0.5, 1.5]])
 @pytest.mark.parametrize("loss,task,kappa,cat_p,monotone", [
     ("logistic", "classification", np.inf, 1.0, True),
     ("logistic", "classification", 0.8, 2.0, True),
@@ -57,8 +64,9 @@ def nominal_rows(inst):
     ("huber", "regression", np.inf, 1.0, False),
     ("pinball", "regression", np.inf, 2.0, False),
 ])
-def test_program_of_every_budget_cut_equals_enumeration(loss, task, kappa, cat_p, monotone):
-    prob, X, y, kw = instance(loss, task, kappa=kappa, cat_p=cat_p)
+def test_program_of_every_budget_cut_equals_enumeration(loss, task, kappa, cat_p, monotone, delta):
+    """One weight class (0.7), two classes of two features, and four classes of one feature each."""
+    prob, X, y, kw = instance(loss, task, kappa=kappa, cat_p=cat_p, delta=delta)
     inst = prob.bind(X, y, **kw)
     assert budget_cuts_apply(inst)[0]
     mono = prob.compile(X, y, method="monolithic", **kw).solve()
@@ -77,8 +85,9 @@ def test_program_of_every_budget_cut_equals_enumeration(loss, task, kappa, cat_p
     ("huber", "regression", np.inf, 1.0), ("absolute", "regression", 1.0, 1.0),
     ("epsilon_insensitive", "regression", np.inf, 2.0)])
 @pytest.mark.parametrize("cut_family", ["budget", "configuration"])
-def test_cutting_plane_with_budget_cuts_reaches_the_optimum(loss, task, kappa, cat_p, cut_family):
-    prob, X, y, kw = instance(loss, task, kappa=kappa, cat_p=cat_p, seed=5, N=15)
+@pytest.mark.parametrize("delta", [0.7, [1.0, 0.5, 1.0, 0.5]])
+def test_cutting_plane_with_budget_cuts_reaches_the_optimum(loss, task, kappa, cat_p, cut_family, delta):
+    prob, X, y, kw = instance(loss, task, kappa=kappa, cat_p=cat_p, seed=5, N=15, delta=delta)
     mono = prob.compile(X, y, method="monolithic", **kw).solve()
     res = prob.compile(X, y, method="cutting_plane", **kw).solve(
         method_options={"cut_family": cut_family, "phase_one": False})
@@ -89,11 +98,17 @@ def test_cutting_plane_with_budget_cuts_reaches_the_optimum(loss, task, kappa, c
         assert any(r.budget_cuts > 0 for r in res.history) or len(res.history) == 1
 
 
-def test_budget_cuts_need_equal_weights():
-    prob, X, y, kw = instance("logistic", "classification", delta=[1.0, 0.5, 1.0, 1.0])
+def test_budget_cuts_need_two_mutable_features():
+    prob, X, y, kw = instance("logistic", "classification", delta=[1.0, np.inf, np.inf, np.inf])
     assert not budget_cuts_apply(prob.bind(X, y, **kw))[0]
-    with pytest.raises(dk.ParameterError, match="cut_family='budget' does not apply: .*unequal weights"):
+    with pytest.raises(dk.ParameterError, match="cut_family='budget' does not apply: fewer than two"):
         prob.compile(X, y, method="cutting_plane", **kw).solve(method_options={"cut_family": "budget"})
     # auto falls back to configuration rows and still solves
     res = prob.compile(X, y, method="cutting_plane", **kw).solve()
     assert all(r.budget_cuts == 0 for r in res.history)
+
+
+def test_weight_classes_group_equal_weights():
+    prob, X, y, kw = instance("logistic", "classification", delta=[1.0, 0.5, 1.0, np.inf])
+    mutable, cls = weight_classes(prob.bind(X, y, **kw))
+    assert mutable.tolist() == [0, 1, 2] and cls[0] == cls[2] != cls[1]

@@ -1,13 +1,15 @@
-"""Budget cuts: one master constraint per (sample, number of changed features), covering every
-configuration with that many changes at once.
+"""Budget cuts: one master constraint per (sample, number of changed features per weight class),
+covering every configuration with those counts at once.
 
-With equal weights ``delta`` on the mutable categorical features, the transport cost of a configuration
-depends only on the number ``c`` of changed features (belbasi2023 (2b); the sorting oracle,
-:mod:`drokit.oracles.sorting`).  For sample ``n``, direction ``mu = +-1`` (raise or lower the score) and
-``c >= 1``, the largest change of ``mu f(x_n, z)`` over the configurations with exactly ``c`` changes is
-the sum of the ``c`` largest per-feature gains (belbasi2023 Thm 3, selvi2022 Thm 5):
+Group the mutable categorical features into *weight classes* of equal ``delta`` (one class for unit
+weights; a handful for integer-rounded calibrated weights).  The transport cost of a configuration then
+depends only on the counts ``c = (c_1, ..., c_C)`` of changed features per class:
+``D = (sum_k c_k delta_k^p)^(1/p)`` (belbasi2023 (2b) for one class).  For sample ``n``, direction
+``mu = +-1`` (raise or lower the score) and counts ``c``, the largest change of ``mu f(x_n, z)`` over the
+configurations with exactly those counts is, class by class, the sum of the ``c_k`` largest per-feature
+gains (belbasi2023 Thm 3, selvi2022 Thm 5, applied per class; the classes are independent):
 
-    S_c(beta) = top_c(g(beta)),    g_l = max_{v != z_{n,l}} mu (w_l(v) - w_l(z_{n,l})),
+    S_c(beta) = sum_k top_{c_k}(g_{class k}(beta)),   g_l = max_{v != z_{n,l}} mu (w_l(v) - w_l(z_{n,l})),
 
 ``w_l(v)`` the coefficient of level ``v`` (0 for the reference level).  ``top_c`` is convex and has the
 LP representation (sum of the ``c`` largest entries; Ogryczak & Tamir 2003):
@@ -16,20 +18,21 @@ LP representation (sum of the ``c`` largest entries; Ogryczak & Tamir 2003):
 
 and ``w_l >= g_l - t`` splits into one linear row per alternative level ``v``.  The budget cut is
 
-    L(sigma_n (f(x_n, z_n) + mu (c t + sum_l w_l)) - r_n) <= s_n + lambda (delta c^(1/p) + kappa flip),
+    L(sigma_n (f(x_n, z_n) + mu S) - r_n) <= s_n + lambda (D(c) + kappa flip),   S = the LP above,
 
-with auxiliary ``t`` (one) and ``w`` (one per mutable feature).  It is **valid** for every convex loss:
-the master may take ``(t, w)`` at the LP's optimum, where ``c t + sum w = S_c`` is the score change of a
-real configuration, so no feasible point of the full problem is cut off.  It is **exact** (equivalent to
-all ``C(m, c)``-and-more configuration rows it covers) when ``L(sigma (f + mu S))`` is non-decreasing in
-``S``, the direction in which a margin loss grows; otherwise the master may overstate ``S`` and the
-cutting plane adds configuration rows as usual (the exact oracle decides in every round).
+with auxiliary ``t`` (one per partially changed class) and ``w`` (one per feature of a changed class).
+It is **valid** for every convex loss: the master may take ``(t, w)`` at the LP's optimum, where ``S``
+is the score change of a real configuration, so no feasible point of the full problem is cut off.  It
+is **exact** (equivalent to all the configuration rows it covers) when ``L(sigma (f + mu S))`` is
+non-decreasing in ``S``, the direction in which a margin loss grows; otherwise the master may overstate
+``S`` and the cutting plane adds configuration rows as usual (the exact oracle decides every round).
 
 This is the polynomial structure behind sun2025's graph formulation (a longest path per distance level)
 restricted to the *active* (sample, distance) pairs, as the prototype notes suggest for wide data:
-where configuration rows need one cut per configuration (audiology: 69 features, a new top-2 set every
-round), a budget cut needs one per (sample, c, direction).  Size per cut: ``1 + m'`` variables and
-``m' + sum_l (a_l - 1)`` linear rows for ``m'`` mutable features, plus the loss epigraph.
+where configuration rows need one cut per configuration (audiology: 62 features, a new top-c set every
+round), a budget cut needs one per (sample, counts, direction).  Size per cut: one ``w`` per feature of
+the changed classes, one ``t`` per partially changed class, and one linear row per alternative level of
+those features, plus the loss epigraph.
 """
 
 from __future__ import annotations
@@ -40,7 +43,6 @@ from typing import List, Optional, Tuple
 import numpy as np
 import scipy.sparse as sp
 
-from ...exceptions import ParameterError
 from ...models.instance import DROInstance
 from ...oracles.enumeration import ConfigurationRows
 from ..builder import Affine, ProgramBuilder
@@ -48,11 +50,11 @@ from ..builder import Affine, ProgramBuilder
 
 @dataclass
 class BudgetCuts:
-    """``K`` budget cuts: sample, number of changed features ``c >= 1``, direction ``mu``, label flip and
-    transport cost ``delta c^(1/p) + kappa flip``."""
+    """``K`` budget cuts: sample, number of changed features per weight class ``c_k`` (``(K, C)``, not all
+    zero), direction ``mu``, label flip and transport cost ``(sum_k c_k delta_k^p)^(1/p) + kappa flip``."""
 
     sample: np.ndarray     # (K,) int
-    count: np.ndarray      # (K,) int >= 1
+    count: np.ndarray      # (K, C) int >= 0: changed features of each weight class
     direction: np.ndarray  # (K,) +1.0 (raise the score) or -1.0 (lower it)
     flip: np.ndarray       # (K,) bool
     cost: np.ndarray       # (K,)
@@ -61,8 +63,8 @@ class BudgetCuts:
     def size(self) -> int:
         return int(self.sample.shape[0])
 
-    def keys(self) -> List[Tuple[int, int, float, bool]]:
-        return list(zip(self.sample.tolist(), self.count.tolist(), self.direction.tolist(),
+    def keys(self) -> List[Tuple]:
+        return list(zip(self.sample.tolist(), map(tuple, self.count.tolist()), self.direction.tolist(),
                         self.flip.tolist()))
 
     def take(self, index: np.ndarray) -> "BudgetCuts":
@@ -70,9 +72,9 @@ class BudgetCuts:
                           self.cost[index])
 
     @staticmethod
-    def empty() -> "BudgetCuts":
-        return BudgetCuts(np.zeros(0, dtype=int), np.zeros(0, dtype=int), np.zeros(0), np.zeros(0, dtype=bool),
-                          np.zeros(0))
+    def empty(classes: int = 1) -> "BudgetCuts":
+        return BudgetCuts(np.zeros(0, dtype=int), np.zeros((0, classes), dtype=int), np.zeros(0),
+                          np.zeros(0, dtype=bool), np.zeros(0))
 
     @staticmethod
     def concat(parts: List["BudgetCuts"]) -> "BudgetCuts":
@@ -80,18 +82,21 @@ class BudgetCuts:
                             for f in ("sample", "count", "direction", "flip", "cost")))
 
 
-def budget_cuts_apply(inst: DROInstance) -> Tuple[bool, str]:
-    """Whether budget cuts describe ``inst``: at least two mutable categorical features, all with the
-    same weight (then the cost is a function of the count of changes).  Returns ``(ok, reason)``."""
-    from ...oracles.sorting import common_weight
+def weight_classes(inst: DROInstance) -> Tuple[np.ndarray, np.ndarray]:
+    """``(mutable, cls)``: the mutable categorical features and the class of each, features with equal
+    weights ``delta_l`` sharing a class (``cls`` in ``0..C-1``)."""
     mutable = inst.mutable_categorical()
+    _, cls = np.unique(np.asarray(inst.metric.delta, dtype=float)[mutable], return_inverse=True)
+    return mutable, cls.astype(int)
+
+
+def budget_cuts_apply(inst: DROInstance) -> Tuple[bool, str]:
+    """Whether budget cuts describe ``inst``: at least two mutable categorical features.  Returns
+    ``(ok, reason)``."""
+    mutable, cls = weight_classes(inst)
     if mutable.size < 2:
         return False, "fewer than two mutable categorical features"
-    try:
-        common_weight(inst)
-    except ParameterError:
-        return False, "the mutable categorical features have unequal weights"
-    return True, f"{mutable.size} mutable categorical features with one common weight"
+    return True, f"{mutable.size} mutable categorical features in {cls.max() + 1} weight class(es)"
 
 
 def budget_cuts_from_rows(inst: DROInstance, rows: ConfigurationRows, intercept: float,
@@ -101,21 +106,22 @@ def budget_cuts_from_rows(inst: DROInstance, rows: ConfigurationRows, intercept:
 
     A row's direction is the sign of its score change ``f(x_n, z) - f(x_n, z_n)`` at ``(intercept, coef)``
     (both directions when the change is 0)."""
-    mutable = inst.mutable_categorical()
+    mutable, cls = weight_classes(inst)
     own = inst.data.Z[rows.sample]
-    count = np.sum(rows.Z[:, mutable] != own[:, mutable], axis=1)
-    changed = np.flatnonzero(count > 0)
+    changed_features = rows.Z[:, mutable] != own[:, mutable]                    # (K, F)
+    per_class = changed_features.astype(int) @ np.eye(cls.max() + 1, dtype=int)[cls]   # (K, C)
+    changed = np.flatnonzero(per_class.sum(axis=1) > 0)
     dummy_coef = np.asarray(coef, dtype=float)[inst.n_numerical:]
     delta_f = (inst.schema.dummies(rows.Z[changed]) - inst.schema.dummies(own[changed])) @ dummy_coef
     up, down = delta_f >= 0, delta_f <= 0     # a zero change gives both directions
     pick = np.concatenate([changed[up], changed[down]])
     direction = np.concatenate([np.ones(int(up.sum())), -np.ones(int(down.sum()))])
-    cuts = BudgetCuts(rows.sample[pick], count[pick], direction, rows.flip[pick], rows.cost[pick])
-    return cuts, np.flatnonzero(count == 0)
+    cuts = BudgetCuts(rows.sample[pick], per_class[pick], direction, rows.flip[pick], rows.cost[pick])
+    return cuts, np.flatnonzero(per_class.sum(axis=1) == 0)
 
 
 def unique_budget_cuts(cuts: BudgetCuts, seen: Optional[set] = None) -> BudgetCuts:
-    """The cuts whose key ``(sample, count, direction, flip)`` is new (first occurrence, not in ``seen``)."""
+    """The cuts whose key ``(sample, counts, direction, flip)`` is new (first occurrence, not in ``seen``)."""
     seen = set() if seen is None else seen
     keep, local = [], set()
     for i, key in enumerate(cuts.keys()):
@@ -127,36 +133,63 @@ def unique_budget_cuts(cuts: BudgetCuts, seen: Optional[set] = None) -> BudgetCu
 
 def add_budget_cuts(pb: ProgramBuilder, inst: DROInstance, coef: Affine, intercept: Optional[Affine],
                     s: Affine, lam: Affine, cuts: BudgetCuts) -> None:
-    """Add the constraints of the module docstring for every cut (vectorized over cuts and levels)."""
+    """Add the constraints of the module docstring for every cut (vectorized over cuts and levels).
+
+    Per cut ``k`` and weight class ``c`` with ``n_c`` features: ``c_k = 0`` keeps the class (no
+    variables); ``0 < c_k < n_c`` uses ``t_{kc}`` and ``w_{kl} >= 0``; ``c_k = n_c`` changes every feature
+    of the class, whose top-``c_k`` sum is the plain sum, so ``t_{kc}`` is omitted and ``w_{kl}`` is free
+    -- the general form would leave ``t -> -inf`` a ray of constant objective (and ``c_k = 0`` one with
+    ``t -> +inf``), which interior-point solvers do not tolerate."""
     from .dual import linear_score
     K = cuts.size
     if K == 0:
         return
-    mutable = inst.mutable_categorical()
+    mutable, cls = weight_classes(inst)
     levels = inst.schema.levels[mutable].astype(int)
-    F = mutable.size
+    C = int(cls.max()) + 1
+    class_size = np.bincount(cls, minlength=C)
     first_col = inst.n_numerical + inst.schema.dummy_offsets()[mutable]   # column of level 1
-    # every (feature j, level v) pair, then the pairs with v != z_{n_k, j} for every cut k
-    pair_feature = np.repeat(np.arange(F), levels)
+    count_of_feature = cuts.count[:, cls]                                  # (K, F)
+    # one w per (cut, feature of a changed class); one t per (cut, partially changed class)
+    kw, fw = np.nonzero(count_of_feature > 0)
+    w = pb.aux("budget_w", kw.size)
+    w_index = np.full((K, mutable.size), -1)
+    w_index[kw, fw] = np.arange(kw.size)
+    partial = (cuts.count > 0) & (cuts.count < class_size[None, :])         # (K, C)
+    kt, ct = np.nonzero(partial)
+    t = pb.aux("budget_t", kt.size) if kt.size else None
+    t_index = np.full((K, C), -1)
+    t_index[kt, ct] = np.arange(kt.size)
+    if t is not None:
+        has_t = partial[kw, cls[fw]]
+        pb.add_nonneg(w[np.flatnonzero(has_t)])
+    # rows: for every w_{kl} and alternative level v != z_{n_k, l}:
+    #   w_{kl} [+ t_{k, cls(l)}] - mu (w_l(v) - w_l(z)) >= 0,   w_l(0) = 0 (reference level)
+    pair_feature = np.repeat(np.arange(mutable.size), levels)
     pair_level = np.concatenate([np.arange(a) for a in levels])
     own = inst.data.Z[cuts.sample][:, mutable][:, pair_feature]           # (K, P)
-    k, p = np.nonzero(own != pair_level[None, :])
+    k, p = np.nonzero((own != pair_level[None, :]) & (count_of_feature[:, pair_feature] > 0))
     j, v, z = pair_feature[p], pair_level[p], own[k, p]
     mu = cuts.direction[k]
     R = k.size
-    # row r: w_{k j} + t_k - mu (w_j(v) - w_j(z)) >= 0, with w_j(0) = 0 (reference level)
     has_v, has_z = v > 0, z > 0
     B = sp.csr_matrix((np.concatenate([-mu[has_v], mu[has_z]]),
                        (np.concatenate([np.flatnonzero(has_v), np.flatnonzero(has_z)]),
                         np.concatenate([first_col[j[has_v]] + v[has_v] - 1,
                                         first_col[j[has_z]] + z[has_z] - 1]))),
                       shape=(R, inst.schema.n_encoded))
-    t = pb.aux("budget_t", K)
-    w = pb.aux("budget_w", K * F)
-    pb.add_nonneg(w)
-    pb.add_nonneg(coef.premultiply(B) + w[k * F + j] + t[k])
-    total = sp.csr_matrix((np.ones(K * F), (np.repeat(np.arange(K), F), np.arange(K * F))), shape=(K, K * F))
-    change = t * cuts.count.astype(float) + w.premultiply(total)               # c t + sum_l w_l
+    row = coef.premultiply(B) + w[w_index[k, j]]
+    tk = t_index[k, cls[j]]
+    if t is not None and np.any(tk >= 0):
+        T = sp.csr_matrix((np.ones(int(np.sum(tk >= 0))), (np.flatnonzero(tk >= 0), tk[tk >= 0])),
+                          shape=(R, kt.size))
+        row = row + t.premultiply(T)
+    pb.add_nonneg(row)
+    # the score change of cut k: sum_c c_k t_{kc} + sum_l w_{kl}
+    change = w.premultiply(sp.csr_matrix((np.ones(kw.size), (kw, np.arange(kw.size))), shape=(K, kw.size)))
+    if t is not None:
+        change = change + t.premultiply(sp.csr_matrix((cuts.count[kt, ct].astype(float), (kt, np.arange(kt.size))),
+                                                      shape=(K, kt.size)))
     score = linear_score(coef, intercept, inst.design()[cuts.sample]) + change * cuts.direction
     sigma, shift = inst.row_signs(cuts.sample, cuts.flip)
     inst.loss.epigraph(pb, score * sigma - shift, s[cuts.sample] + lam.repeat(K) * cuts.cost)
