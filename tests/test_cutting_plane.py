@@ -89,12 +89,32 @@ def test_auto_picks_cutting_plane_above_the_monolithic_limit():
     N = 300
     X = np.column_stack([rng.normal(size=N), rng.integers(0, 3, size=(N, 3))])
     y = np.where(X[:, 0] + rng.normal(size=N) > 0, 1, -1)
-    prob = _problem(dk.losses.Hinge(), "classification", np.inf, 1, 1, radius=0.1)
+    prob = _problem(dk.losses.Logistic(), "classification", np.inf, 1, 1, radius=0.1)
     compiled = prob.compile(X, y, categorical_features=[1, 2, 3])
     assert compiled.method == "cutting_plane"  # 300 * 27 rows > the tiny-monolithic limit
     assert "cutting plane" in compiled.method_reason
     res = compiled.solve()
     assert res.status == "optimal" and res.relative_gap <= 1e-6
+
+
+def test_auto_picks_the_box_lp_for_small_piecewise_affine_problems(monkeypatch):
+    """Hinge with p = 1: auto takes the exact box LP up to BOX_AUTO_LIMIT rows, the cutting plane above;
+    both reach the same optimum."""
+    import drokit.conic.reformulations.paths as paths
+    rng = np.random.default_rng(0)
+    N = 300
+    X = np.column_stack([rng.normal(size=N), rng.integers(0, 3, size=(N, 3))])
+    y = np.where(X[:, 0] + rng.normal(size=N) > 0, 1, -1)
+    prob = _problem(dk.losses.Hinge(), "classification", np.inf, 1, 1, radius=0.1)
+    box = prob.compile(X, y, categorical_features=[1, 2, 3])
+    assert box.method == "box" and "box LP applies" in box.method_reason
+    monkeypatch.setattr(paths, "BOX_AUTO_LIMIT", 10)
+    cp = prob.compile(X, y, categorical_features=[1, 2, 3])
+    assert cp.method == "cutting_plane"
+    assert box.solve().objective == pytest.approx(cp.solve().objective, rel=1e-6)
+    # the box LP does not apply to the logistic loss or to p != 1
+    assert _problem(dk.losses.Logistic(), "classification", np.inf, 1, 1, radius=0.1).compile(
+        X, y, categorical_features=[1, 2, 3]).method == "cutting_plane"
 
 
 def test_degenerate_optimum_constant_classifier_is_certified():
