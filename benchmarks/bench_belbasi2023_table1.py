@@ -134,7 +134,7 @@ def solve(loss_name, Z, y, K, radius, method, max_configurations, verbose=False)
     if verbose:
         print(f"      {loss_name} N={len(y)} K={K} {method}: {wall - res.evaluation_time:.3f} s "
               f"(+ certificate {res.evaluation_time:.3f} s), objective {res.objective:.9f}, "
-              f"{res.status}, {len(res.history)} rounds, {res.n_configuration_rows:,} configuration rows, "
+              f"{res.status}, {len(res.history)} rounds, {res.n_configuration_rows:,} of {res.n_enumeration_rows:,} configuration rows in the program, "
               f"{res.n_constraints:,} program rows", flush=True)
     return res.objective, wall - res.evaluation_time, res.evaluation_time, len(res.history), res.status
 
