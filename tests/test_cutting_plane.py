@@ -84,11 +84,15 @@ def test_unconverged_loop_raises_unless_warn():
         compiled.solve(method_options={"bogus": 1})
 
 
-def test_auto_picks_cutting_plane_above_the_monolithic_limit():
-    rng = np.random.default_rng(0)
-    N = 300
+def _three_categorical(N: int, seed: int = 0):
+    """One numerical and three 3-level categorical features (27 configurations per sample)."""
+    rng = np.random.default_rng(seed)
     X = np.column_stack([rng.normal(size=N), rng.integers(0, 3, size=(N, 3))])
-    y = np.where(X[:, 0] + rng.normal(size=N) > 0, 1, -1)
+    return X, np.where(X[:, 0] + rng.normal(size=N) > 0, 1, -1)
+
+
+def test_auto_picks_cutting_plane_above_the_monolithic_limit():
+    X, y = _three_categorical(300)
     prob = _problem(dk.losses.Logistic(), "classification", np.inf, 1, 1, radius=0.1)
     compiled = prob.compile(X, y, categorical_features=[1, 2, 3])
     assert compiled.method == "cutting_plane"  # 300 * 27 rows > the tiny-monolithic limit
@@ -101,10 +105,7 @@ def test_auto_picks_the_box_lp_for_small_piecewise_affine_problems(monkeypatch):
     """Hinge with p = 1: auto takes the exact box LP up to BOX_AUTO_LIMIT rows, the cutting plane above;
     both reach the same optimum."""
     import drokit.conic.reformulations.paths as paths
-    rng = np.random.default_rng(0)
-    N = 300
-    X = np.column_stack([rng.normal(size=N), rng.integers(0, 3, size=(N, 3))])
-    y = np.where(X[:, 0] + rng.normal(size=N) > 0, 1, -1)
+    X, y = _three_categorical(300)
     prob = _problem(dk.losses.Hinge(), "classification", np.inf, 1, 1, radius=0.1)
     box = prob.compile(X, y, categorical_features=[1, 2, 3])
     assert box.method == "box" and "box LP applies" in box.method_reason
