@@ -19,6 +19,7 @@ The first three act on the margin ``e = y f(x)`` (classification), the others on
 from __future__ import annotations
 
 import numpy as np
+from scipy.special import expit
 
 from ..conic.builder import Affine, ProgramBuilder
 from ..exceptions import ParameterError
@@ -42,7 +43,8 @@ class Logistic(Loss):
         return np.logaddexp(0.0, -np.asarray(e, dtype=float))
 
     def derivative(self, e):
-        return -1.0 / (1.0 + np.exp(np.asarray(e, dtype=float)))
+        """``L'(e) = -1 / (1 + exp(e)) = -expit(-e)`` (no overflow at large margins)."""
+        return -expit(-np.asarray(e, dtype=float))
 
     def second_derivative(self, e):
         s = 1.0 / (1.0 + np.exp(-np.abs(np.asarray(e, dtype=float))))
