@@ -177,8 +177,9 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
     # (tests) but Clarabel's masters on audiology ended InsufficientProgress; measured, not yet understood
     use_budget = use_budget and (options.cut_family == "budget" or (options.cut_family == "auto" and classes == 1))
     budget, seen_budget = BudgetCuts.empty(classes), set()
-    # masters to a tenth of the gap tolerance (the user's solver options take precedence)
-    solver_options = {**backend.accuracy_options(options.gap_tol / 10), **dict(solver_options or {})}
+    # masters to a tenth of the gap tolerance, never tighter than 1e-8 (Clarabel's default, which its
+    # masters on degenerate optima already reach only with retries); the user's options take precedence
+    solver_options = {**backend.accuracy_options(max(options.gap_tol / 10, 1e-8)), **dict(solver_options or {})}
     phase_one_time = 0.0
     if options.phase_one:
         first = phase_one(inst, oracle, log=log if options.verbose else None)
