@@ -93,14 +93,18 @@ def check_box_applicable(inst: DROInstance) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(a, dtype=float), np.asarray(b, dtype=float)
 
 
-def level_change_rows(inst: DROInstance, mutable: np.ndarray) -> tuple[np.ndarray, np.ndarray, sp.csr_matrix]:
+def level_change_rows(inst: DROInstance, mutable: np.ndarray,
+                      codes: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, sp.csr_matrix]:
     """One row per (sample n, mutable feature m, level v != z_{n,m}).
 
     Returns ``(sample, position, G)``: the sample index, the position of the feature in ``mutable``
-    and the sparse ``(R, n_encoded)`` matrix with ``G @ coef = w_m(v) - w_m(z_{n,m})``.
+    and the sparse ``(R, n_encoded)`` matrix with ``G @ coef = w_m(v) - w_m(z_{n,m})``.  ``codes``
+    replaces the samples' categorical codes ``inst.data.Z`` (one row per "sample"; the budget cuts pass
+    their samples' codes, one row per cut).  Rows are feature-major, then sample, then level.
     """
-    schema, Z = inst.schema, inst.data.Z
-    N, first = inst.n_samples, inst.n_numerical
+    schema = inst.schema
+    Z = inst.data.Z if codes is None else codes
+    N, first = Z.shape[0], inst.n_numerical
     offsets = schema.dummy_offsets()
     samples, positions, row_ids, col_ids, values = [], [], [], [], []
     start = 0

@@ -140,15 +140,14 @@ def add_budget_cuts(pb: ProgramBuilder, inst: DROInstance, coef: Affine, interce
     of the class, whose top-``c_k`` sum is the plain sum, so ``t_{kc}`` is omitted and ``w_{kl}`` is free
     -- the general form would leave ``t -> -inf`` a ray of constant objective (and ``c_k = 0`` one with
     ``t -> +inf``), which interior-point solvers do not tolerate."""
+    from .box import level_change_rows
     from .dual import linear_score
     K = cuts.size
     if K == 0:
         return
     mutable, cls = weight_classes(inst)
-    levels = inst.schema.levels[mutable].astype(int)
     C = int(cls.max()) + 1
     class_size = np.bincount(cls, minlength=C)
-    first_col = inst.n_numerical + inst.schema.dummy_offsets()[mutable]   # column of level 1
     count_of_feature = cuts.count[:, cls]                                  # (K, F)
     # one w per (cut, feature of a changed class); one t per (cut, partially changed class)
     kw, fw = np.nonzero(count_of_feature > 0)
@@ -164,26 +163,18 @@ def add_budget_cuts(pb: ProgramBuilder, inst: DROInstance, coef: Affine, interce
         has_t = partial[kw, cls[fw]]
         pb.add_nonneg(w[np.flatnonzero(has_t)])
     # rows: for every w_{kl} and alternative level v != z_{n_k, l}:
-    #   w_{kl} [+ t_{k, cls(l)}] - mu (w_l(v) - w_l(z)) >= 0,   w_l(0) = 0 (reference level)
-    pair_feature = np.repeat(np.arange(mutable.size), levels)
-    pair_level = np.concatenate([np.arange(a) for a in levels])
-    own = inst.data.Z[cuts.sample][:, mutable][:, pair_feature]           # (K, P)
-    k, p = np.nonzero((own != pair_level[None, :]) & (count_of_feature[:, pair_feature] > 0))
-    j, v, z = pair_feature[p], pair_level[p], own[k, p]
-    mu = cuts.direction[k]
+    #   w_{kl} [+ t_{k, cls(l)}] - mu (w_l(v) - w_l(z)) >= 0
+    k, j, G = level_change_rows(inst, mutable, codes=inst.data.Z[cuts.sample])
+    order = np.argsort(k, kind="stable")                                  # cut-major
+    keep = order[count_of_feature[k[order], j[order]] > 0]               # features of changed classes
+    k, j = k[keep], j[keep]
     R = k.size
-    has_v, has_z = v > 0, z > 0
-    B = sp.csr_matrix((np.concatenate([-mu[has_v], mu[has_z]]),
-                       (np.concatenate([np.flatnonzero(has_v), np.flatnonzero(has_z)]),
-                        np.concatenate([first_col[j[has_v]] + v[has_v] - 1,
-                                        first_col[j[has_z]] + z[has_z] - 1]))),
-                      shape=(R, inst.schema.n_encoded))
+    B = sp.diags(-cuts.direction[k]) @ G[keep]
     row = coef.premultiply(B) + w[w_index[k, j]]
-    tk = t_index[k, cls[j]]
-    if t is not None and np.any(tk >= 0):
-        T = sp.csr_matrix((np.ones(int(np.sum(tk >= 0))), (np.flatnonzero(tk >= 0), tk[tk >= 0])),
-                          shape=(R, kt.size))
-        row = row + t.premultiply(T)
+    if t is not None:   # + t_{k, cls(l)} on the rows of partially changed classes
+        tk = t_index[k, cls[j]]
+        with_t = np.flatnonzero(tk >= 0)
+        row = row + t.premultiply(sp.csr_matrix((np.ones(with_t.size), (with_t, tk[with_t])), shape=(R, kt.size)))
     pb.add_nonneg(row)
     # the score change of cut k: sum_c c_k t_{kc} + sum_l w_{kl}
     change = w.premultiply(sp.csr_matrix((np.ones(kw.size), (kw, np.arange(kw.size))), shape=(K, kw.size)))
