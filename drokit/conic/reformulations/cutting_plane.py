@@ -172,7 +172,7 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
     use_budget, budget_reason = budget_cuts_apply(inst)
     if options.cut_family == "budget" and not use_budget:
         raise ParameterError(f"cutting-plane option cut_family='budget' does not apply: {budget_reason}")
-    classes = int(weight_classes(inst)[1].max()) + 1 if use_budget else 1
+    classes = int(np.max(weight_classes(inst)[1], initial=0)) + 1
     # auto: one weight class only.  With several classes (calibrated weights) the cuts are exact
     # (tests) but Clarabel's masters on audiology ended InsufficientProgress; measured, not yet understood
     use_budget = use_budget and (options.cut_family == "budget" or (options.cut_family == "auto" and classes == 1))

@@ -120,4 +120,3 @@ def finish_dual_program(pb: ProgramBuilder, inst: DROInstance, coef: Affine, s: 
         pb.add_nonneg(lam * inst.metric.kappa - lip)
     pb.add_nonneg(lam)
     pb.minimize(lam * inst.radius + s.sum() * (1.0 / inst.n_samples))
-

@@ -129,11 +129,12 @@ BOX_AUTO_LIMIT = 25_000
 
 
 def box_auto_rows(inst: DROInstance) -> Optional[int]:
-    """Rows of the box LP if it applies to ``inst`` (piecewise-affine loss, categorical p = 1), else None."""
+    """Rows of the box LP if it applies to ``inst`` (:func:`.box.check_box_applicable`), else None."""
     from .box import box_rows
-    if inst.loss.pieces is None or inst.metric.categorical.validated_p() != 1:
+    try:
+        return box_rows(inst)
+    except ParameterError:
         return None
-    return box_rows(inst)
 
 
 def compile_instance(inst: DROInstance, method: str = "auto",
