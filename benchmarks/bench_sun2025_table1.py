@@ -92,6 +92,7 @@ from collections import Counter
 
 import numpy as np
 from scipy.optimize import minimize
+from scipy.special import expit
 
 import drokit as dk
 from drokit.metrics import sample_feature_certainty
@@ -149,7 +150,7 @@ def floor_time(design: np.ndarray, y: np.ndarray, repeats: int = 5) -> float:
 
     def f(w):
         m = A @ w
-        return np.mean(np.logaddexp(0, -m)), -(A.T @ (1 / (1 + np.exp(m)))) / len(y)
+        return np.mean(np.logaddexp(0, -m)), -(A.T @ expit(-m)) / len(y)
 
     best = np.inf
     for _ in range(repeats):

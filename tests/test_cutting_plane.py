@@ -155,3 +155,48 @@ def test_categorical_space_too_large_to_enumerate_is_solved_and_certified():
     assert N <= res.n_configuration_rows == res.history[-1].working_rows < 50 * N
     assert res.n_enumeration_rows == N * 5 * 4 ** 11
     assert res.relative_gap <= 1e-6 and res.max_violation <= 1e-6
+
+
+def test_inaccurate_master_with_nothing_to_add_is_resolved_on_the_same_working_set(monkeypatch):
+    """A master that ends inaccurate while the oracle has nothing to add is re-solved, same working set,
+    with the retry ladder (credit-approval at integer weights: AlmostSolved -> Solved); before, the loop
+    pruned its cuts or stopped uncertified.  The back-end here reports every first attempt inaccurate."""
+    from drokit.models import problem as problem_module
+    from drokit.solvers.clarabel import ClarabelBackend
+    retry_keys = {k for extra in ClarabelBackend.RETRY_SETTINGS for k in extra}
+
+    class FirstAttemptInaccurate(ClarabelBackend):
+        def solve(self, program, options=None, verbose=False):
+            sol = super().solve(program, options, verbose)
+            if sol.status == "optimal" and not retry_keys & set(options or {}):
+                sol.status, sol.raw_status = "optimal_inaccurate", "AlmostSolved"
+            return sol
+
+    monkeypatch.setattr(problem_module, "get_backend", lambda name: FirstAttemptInaccurate())
+    X, y, kw = _data("classification", seed=3, N=12)
+    prob = _problem(dk.losses.Logistic(), "classification", np.inf, 1, 1)
+    res = prob.compile(X, y, method="cutting_plane", **kw).solve(on_inaccurate="warn")
+    assert res.status == "optimal" and res.relative_gap <= 1e-6
+    h = res.history
+    stuck = [i for i in range(len(h) - 1) if h[i].master_status == "AlmostSolved" and h[i].added_rows == 0]
+    assert stuck, [(r.master_status, r.added_rows) for r in h]
+    i = stuck[0]
+    assert h[i + 1].working_rows == h[i].working_rows and h[i + 1].master_status == "Solved"
+
+
+@pytest.mark.parametrize("m,expect_budget", [(8, False), (30, True)])
+def test_auto_cut_family_with_several_weight_classes_takes_budget_cuts_only_on_wide_data(m, expect_budget):
+    """Two weight classes: configuration rows on narrow data, budget cuts from WIDE_BUDGET_FEATURES
+    (= 30) mutable features on; both certify."""
+    from drokit.conic.reformulations.cutting_plane import WIDE_BUDGET_FEATURES
+    assert (m >= WIDE_BUDGET_FEATURES) == expect_budget
+    rng = np.random.default_rng(m)
+    N = 40
+    Z = rng.integers(0, 3, size=(N, m))
+    y = np.where((Z[:, :3] > 0).sum(axis=1) + rng.normal(0, 0.8, N) > 1.5, 1, -1)
+    delta = np.where(np.arange(m) % 2 == 0, 1.0, 2.0)
+    prob = _problem(dk.losses.Logistic(), "classification", np.inf, 1, 1, radius=1.0, delta=delta)
+    res = prob.compile(Z, y, method="cutting_plane", categorical_features=list(range(m))).solve()
+    assert res.status == "optimal" and res.relative_gap <= 1e-6
+    assert sum(r.added_rows for r in res.history) > 0   # cuts were added after phase 1: the family mattered
+    assert (max(r.budget_cuts for r in res.history) > 0) == expect_budget

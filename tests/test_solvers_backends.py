@@ -422,3 +422,31 @@ def test_to_picos_rejects_power_cones():
     program, _ = pow_program()
     with pytest.raises(ParameterError, match="to_cvxpy"):
         to_picos(program)
+
+
+def _stored_program(name: str):
+    """A ConicProgram stored by ``np.savez_compressed`` (COO matrix, cone blocks as (kind, dim, count))."""
+    from pathlib import Path
+
+    import scipy.sparse as sp
+
+    from drokit.conic.program import ConeBlock, ConicProgram
+    d = np.load(Path(__file__).parent / "data" / name)
+    kinds = ("zero", "nonneg", "soc", "exp")
+    A = sp.csc_matrix((d["data"], (d["row"], d["col"])), shape=tuple(d["shape"]))
+    return ConicProgram(c=d["c"], A=A, b=d["b"], cones=[ConeBlock(kinds[k], int(dim), int(n)) for k, dim, n in d["cones"]],
+                        c0=float(d["c0"][0]))
+
+
+def test_clarabel_solves_the_master_its_scaling_switch_stalls_on():
+    """A cutting-plane master of calibrated audiology (logistic, multi-class budget cuts; 6,770 variables,
+    838 exponential cones).  With Clarabel's own settings its steps collapse after the switch to dual
+    scaling (InsufficientProgress with every other retry setting; MaxIterations at max_step_fraction
+    0.8).  SCS solves it to 0.2129028; the retry ladder's ``min_switch_step_length=1e-3`` does too."""
+    from drokit.solvers.base import solve_with_retries
+    program = _stored_program("clarabel_switch_master.npz")
+    sol = solve_with_retries(get_backend("clarabel"), program, {"tol_gap_rel": 1e-7, "tol_gap_abs": 1e-7,
+                                                                 "tol_feas": 1e-7})
+    assert sol.status == "optimal", sol.info["attempts"]
+    assert sol.primal_objective == pytest.approx(0.2129028, abs=2e-7)
+    assert sol.dual_objective == pytest.approx(0.2129028, abs=2e-7)

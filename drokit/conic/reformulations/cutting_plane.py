@@ -32,11 +32,16 @@ still raises -- measured on audiology: a bound 5e-5 above the optimum with a 1e-
 when the gap closes there, the same working set is re-solved without the region and only that master's
 bound counts.
 
-Budget cuts (:mod:`.budget_cuts`, ``cut_family``): with equal categorical weights a violated row can be
-added as the cut of its (sample, number of changes, direction), which covers every configuration with
-that many changes at once (exact for margin losses).  It ends the combinatorial tail of wide binary data
-(audiology, 62 features: not certified after 100 rounds with configuration rows; certified with budget
-cuts) but makes each master larger.
+Budget cuts (:mod:`.budget_cuts`, ``cut_family``): a violated row can be added as the cut of its (sample,
+number of changes per weight class, direction), which covers every configuration with those counts at
+once (exact for margin losses).  It ends the combinatorial tail of wide binary data (audiology, 62
+features: not certified after 100 rounds with configuration rows; certified with budget cuts, at unit,
+integer and 1-decimal weights) but makes each master larger, so ``auto`` takes them with one weight class
+or from ``WIDE_BUDGET_FEATURES`` mutable features on.  The multi-class budget masters of calibrated
+audiology need Clarabel's ``min_switch_step_length=1e-3`` retry (:mod:`drokit.solvers.clarabel`).
+
+An inaccurate master that leaves nothing to add is re-solved on the same working set with the back-end's
+retry ladder (from then on every master gets it) before its cuts are pruned.
 """
 
 from __future__ import annotations
@@ -89,7 +94,8 @@ class CuttingPlaneOptions:
     #: cuts added after phase 1: ``"configuration"`` (one row per violated configuration),
     #: ``"budget"`` (one cut per violated (sample, changes per weight class), :mod:`.budget_cuts`; needs
     #: two mutable categorical features) or ``"auto"`` (budget cuts when all mutable features share one
-    #: weight, e.g. unit weights; configuration rows otherwise)
+    #: weight, e.g. unit weights, or with at least ``WIDE_BUDGET_FEATURES`` of them; configuration rows
+    #: otherwise)
     cut_family: str = "auto"
     verbose: bool = False
 
@@ -173,9 +179,9 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
     if options.cut_family == "budget" and not use_budget:
         raise ParameterError(f"cutting-plane option cut_family='budget' does not apply: {budget_reason}")
     classes = int(np.max(weight_classes(inst)[1], initial=0)) + 1
-    # auto: one weight class only.  With several classes (calibrated weights) the cuts are exact
-    # (tests) but Clarabel's masters on audiology ended InsufficientProgress; measured, not yet understood
-    use_budget = use_budget and (options.cut_family == "budget" or (options.cut_family == "auto" and classes == 1))
+    n_mutable = weight_classes(inst)[0].size
+    use_budget = use_budget and (options.cut_family == "budget" or (
+        options.cut_family == "auto" and (classes == 1 or n_mutable >= WIDE_BUDGET_FEATURES)))
     budget, seen_budget = BudgetCuts.empty(classes), set()
     # masters to a tenth of the gap tolerance, never tighter than 1e-8 (Clarabel's default, which its
     # masters on degenerate optima already reach only with retries); the user's options take precedence
@@ -198,6 +204,7 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
     max_violation = np.inf
     converged = False
     pruned = False
+    retry_ladder = False   # set once an inaccurate master leaves nothing to add: every later master retries
     log(f"{'round':>5} {'lower':>14} {'upper':>14} {'rel.gap':>9} {'max viol':>9} {'rows':>8} {'added':>7} master")
     for r in range(options.max_rounds):
         t0 = time.perf_counter()
@@ -208,7 +215,7 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
         # retry ladder (up to 6 more solves) runs only when the gap is small or the last round's cuts were
         # nearly satisfied (nursery, 1-decimal weights: the first master's retries cost most of 87 s)
         near_end = (np.isfinite(lower) and upper - lower <= 100 * options.gap_tol * max(1.0, abs(upper))) \
-            or max_violation <= 1e-4 * max(1.0, abs(upper))
+            or max_violation <= 1e-4 * max(1.0, abs(upper)) or retry_ladder
         sol = solve_with_retries(backend, program, solver_options, retry_inaccurate=near_end)
         t1 = time.perf_counter()
         if not sol.has_solution:
@@ -291,6 +298,12 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
         if new_budget.size:
             seen_budget.update(new_budget.keys())
             budget = BudgetCuts.concat([budget, new_budget])
+        if new.size == 0 and new_budget.size == 0 and sol.status != "optimal" and not retry_ladder:
+            # nothing to add but the master is inaccurate: re-solve the same working set with the retry
+            # ladder before anything else (credit-approval, integer weights: AlmostSolved -> Solved)
+            retry_ladder = True
+            log(f"{r:>5} master {sol.raw_status} with nothing to add: re-solving with the retry ladder")
+            continue
         if new.size == 0 and new_budget.size == 0 and sol.status != "optimal" and not pruned and best is not None:
             # nothing to add but the master is inaccurate (degenerate optima with many ties): restart
             # from the smallest working set, the nominal rows and each sample's maximizer at the best point
@@ -314,6 +327,12 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
                                working_rows=work, phase_one_time=phase_one_time)
 
 
+#: ``cut_family="auto"`` with several weight classes (calibrated weights) takes budget cuts from this many
+#: mutable categorical features on.  Measured (sun2025 Table 1 data, integer and 1-decimal weights):
+#: audiology (62 features) is certified only with budget cuts (configuration rows: 100 rounds, not
+#: certified); on narrow data the class counts hardly aggregate and the masters grow (nursery, 8 features,
+#: 1 decimal: 75,000-row masters ending AlmostSolved, minutes instead of 15 s; spect, 22: 0.63 s vs 0.49 s)
+WIDE_BUDGET_FEATURES = 30
 #: a box coordinate within this relative distance of its bound counts as active
 ACTIVE_RTOL = 1e-3
 #: a trust-region master's lower bound is certified when its solution is within this fraction of the
