@@ -25,23 +25,31 @@ back-ends        drokit.solvers: get_backend, available_solvers
 evaluation       worst_case_value (enumeration LP), worst_case_value_oracle (DP oracle): exact
                  worst-case risk of a fixed model; worst_case(model, X, y): worst-case risk AND a
                  worst-case distribution (atoms) of a fitted model; simulate_shift(X_test, metric,
-                 n_sets, seed, scenario): perturbed test sets under the calibrated shift model
-data             drokit.datasets: load_german_credit
+                 n_sets, seed, scenario): perturbed test sets under the calibrated shift model;
+                 robustness_report(models, X_test, y_test, shift_model=..., n_sets=...) -> RobustnessReport
+                 (ACE, AUC, accuracy, log-loss per perturbed set: mean / worst tables, box plots);
+                 drokit.evaluation: adaptive_calibration_error, roc_auc, accuracy, log_loss
+model selection  cross_validate_grid(estimator, X, y, {radius|theta|kappa|param: [...]},
+                 backend="loky"|"dask") -> SweepResult; GridSearchCV reaches ambiguity__radius etc.
+data             drokit.datasets: load (16 UCI sets), load_german_credit
 errors           DrokitError, ParameterError, DataError, ProblemTooLargeError, SolverError
 """
 
-from . import conic, datasets, losses, solvers
+from . import conic, datasets, evaluation, losses, model_selection, solvers
 from .ambiguity import Wasserstein
-from .evaluation import simulate_shift, worst_case, worst_case_value, worst_case_value_oracle
+from .evaluation import (RobustnessReport, robustness_report, simulate_shift, worst_case, worst_case_value,
+                         worst_case_value_oracle)
 from .exceptions import (DataError, DrokitError, ParameterError, ProblemTooLargeError, SolverError,
                          SolverNotAvailableError)
 from .metrics import GroundMetric, LabelCost, MismatchCost, NormCost, radius_from_theta
+from .model_selection import FitFailedError, SweepResult, cross_validate_grid
 from .models import CompiledProblem, DROClassifier, DRORegressor, FitResult, Problem
 
 __version__ = "0.1.0"
 
 __all__ = ["GroundMetric", "NormCost", "MismatchCost", "LabelCost", "radius_from_theta", "Wasserstein",
            "losses", "DROClassifier", "DRORegressor", "Problem", "CompiledProblem", "FitResult",
-           "worst_case", "worst_case_value", "worst_case_value_oracle", "simulate_shift", "conic",
-           "solvers", "datasets", "DrokitError", "ParameterError", "DataError", "ProblemTooLargeError",
+           "worst_case", "worst_case_value", "worst_case_value_oracle", "simulate_shift",
+           "robustness_report", "RobustnessReport", "cross_validate_grid", "SweepResult", "FitFailedError",
+           "conic", "solvers", "datasets", "evaluation", "model_selection", "DrokitError", "ParameterError", "DataError", "ProblemTooLargeError",
            "SolverError", "SolverNotAvailableError", "__version__"]

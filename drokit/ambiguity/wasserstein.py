@@ -10,9 +10,10 @@ import numpy as np
 
 from ..exceptions import ParameterError
 from ..metrics.ground import GroundMetric
+from ..params import ParamsMixin
 
 
-class Wasserstein:
+class Wasserstein(ParamsMixin):
     """Wasserstein ball of radius ``radius >= 0`` under ``metric``.
 
     ``radius = 0`` is the empirical distribution itself (the DRO problem is plain ERM).

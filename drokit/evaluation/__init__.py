@@ -1,5 +1,9 @@
-"""Evaluation of fixed models: exact worst-case risk over an ambiguity set; simulated test-set shifts."""
+"""Evaluation of fixed models: exact worst-case risk over an ambiguity set; simulated test-set shifts;
+scores (ACE, AUC, accuracy, log-loss) and robustness reports over perturbed test sets."""
 
+from .robustness import METRICS, RobustnessReport, robustness_report
+from .scores import (accuracy, adaptive_calibration_error, expected_calibration_error, log_loss,
+                     roc_auc)
 from .shift import PAPER_SCENARIOS, SCENARIOS, ShiftedSets, simulate_shift
 from .worst_case import (WorstCaseValue, certified_upper_bound, lambda_floor, worst_case_value,
                          worst_case_value_oracle)
@@ -8,4 +12,6 @@ from .worst_case_distribution import (LimitingDirection, WorstCaseResult, worst_
 
 __all__ = ["WorstCaseValue", "worst_case_value", "worst_case_value_oracle", "certified_upper_bound",
            "lambda_floor", "worst_case", "worst_case_from_instance", "WorstCaseResult", "LimitingDirection",
-           "simulate_shift", "ShiftedSets", "SCENARIOS", "PAPER_SCENARIOS"]
+           "simulate_shift", "ShiftedSets", "SCENARIOS", "PAPER_SCENARIOS", "robustness_report",
+           "RobustnessReport", "METRICS", "adaptive_calibration_error", "expected_calibration_error",
+           "roc_auc", "accuracy", "log_loss"]

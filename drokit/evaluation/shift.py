@@ -89,6 +89,11 @@ class ShiftedSets:
     def __len__(self) -> int:
         return self.n_sets
 
+    @property
+    def source(self) -> "pd.DataFrame":
+        """The unperturbed test set the sets are drawn from (a copy taken at construction)."""
+        return self._X
+
     def __repr__(self) -> str:
         amount = "" if self.amount is None else f", amount={self.amount!r}"
         return (f"ShiftedSets(n_sets={self.n_sets}, scenario={self.scenario!r}{amount}, "
@@ -207,7 +212,7 @@ def simulate_shift(X, model, n_sets: int, seed=None, scenario: str = "expected",
     amount = _checked_amount(scenario, amount)
 
     schema, rho_x, half_width, b, rho_z = _shift_model(X, model, categorical_features)
-    rho_seed, num_seed, cat_seed = _seed_sequence(seed).spawn(3)
+    rho_seed, num_seed, cat_seed = seed_sequence(seed).spawn(3)
     if scenario != "expected":
         if rho_x and half_width is None:
             raise ParameterError(
@@ -251,7 +256,9 @@ def _scenario_rho(rho: Dict[str, float], floor: Dict[str, float], scenario: str,
     return out
 
 
-def _seed_sequence(seed) -> np.random.SeedSequence:
+def seed_sequence(seed) -> np.random.SeedSequence:
+    """The :class:`numpy.random.SeedSequence` of a seed argument (None, an int >= 0, a SeedSequence or a
+    Generator, from which 4 words are drawn); the shift simulator and the robustness report share it."""
     if isinstance(seed, np.random.Generator):
         return np.random.SeedSequence(seed.integers(0, 2**63, size=4).tolist())
     if isinstance(seed, np.random.SeedSequence):

@@ -23,6 +23,7 @@ import numpy as np
 
 from ..conic.builder import Affine, ProgramBuilder
 from ..exceptions import ParameterError
+from ..params import ParamsMixin
 
 Weights = Union[None, Real, Sequence[float], np.ndarray, Mapping[str, float]]
 
@@ -95,7 +96,7 @@ def _dual_exponent(p: float) -> float:
     return p / (p - 1.0)
 
 
-class NormCost:
+class NormCost(ParamsMixin):
     """Weighted norm cost ``||Gamma (x - x')||_p`` on numerical features.
 
     Parameters
@@ -186,7 +187,7 @@ class NormCost:
         return f"NormCost(p={self.p!r}, weights={self.weights!r})"
 
 
-class MismatchCost:
+class MismatchCost(ParamsMixin):
     """Categorical mismatch cost ``D(z, z') = (sum_l delta_l^p 1[z_l != z'_l])^(1/p)``.
 
     Parameters
@@ -235,7 +236,7 @@ class MismatchCost:
         return f"MismatchCost(weights={self.weights!r}, p={self.p!r})"
 
 
-class LabelCost:
+class LabelCost(ParamsMixin):
     """Label cost ``kappa 1[y != y']`` (classification) or ``kappa |y - y'|`` (regression).
 
     ``kappa = np.inf`` (default) means labels never move; a finite ``kappa > 0`` allows label flips.

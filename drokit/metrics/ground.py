@@ -11,6 +11,7 @@ import numpy as np
 from ..exceptions import ParameterError
 from ..schema import FeatureSchema
 from .calibration import Calibration, calibrate, round_weights
+from ..params import ParamsMixin
 from .costs import LabelCost, MismatchCost, NamedWeights, NormCost
 
 
@@ -36,7 +37,7 @@ class ResolvedMetric:
         return self.categorical.distance(Z1, Z2, self.delta)
 
 
-class GroundMetric:
+class GroundMetric(ParamsMixin):
     """Transport cost between samples ``(x, z, y)`` of mixed data.
 
     Parameters

@@ -1,0 +1,10 @@
+"""Model selection: cross-validated sweeps over ambiguity grids, run through joblib (loky, dask, ...).
+
+:func:`cross_validate_grid` scores every combination of a ``radius`` / ``theta`` / ``kappa`` (or any
+``set_params`` name) grid on repeated stratified K-fold splits and returns a :class:`SweepResult`.
+drokit's estimators also work with scikit-learn's ``GridSearchCV`` (``{"ambiguity__radius": [...]}``).
+"""
+
+from .sweep import CONVENIENCE_KEYS, FitFailedError, SweepResult, cross_validate_grid
+
+__all__ = ["cross_validate_grid", "SweepResult", "FitFailedError", "CONVENIENCE_KEYS"]
