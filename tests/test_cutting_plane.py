@@ -157,10 +157,12 @@ def test_categorical_space_too_large_to_enumerate_is_solved_and_certified():
     assert res.relative_gap <= 1e-6 and res.max_violation <= 1e-6
 
 
-def test_inaccurate_master_with_nothing_to_add_is_resolved_on_the_same_working_set(monkeypatch):
-    """A master that ends inaccurate while the oracle has nothing to add is re-solved, same working set,
-    with the retry ladder (credit-approval at integer weights: AlmostSolved -> Solved); before, the loop
-    pruned its cuts or stopped uncertified.  The back-end here reports every first attempt inaccurate."""
+def test_inaccurate_master_with_nothing_to_add_is_pruned_and_the_loop_certifies(monkeypatch):
+    """A master that ends inaccurate while the oracle has nothing to add: the first time its slack cuts
+    are pruned (nursery, 1 decimal: a 75,856-row master no retry setting solves; the pruned one solves);
+    a second time (credit-approval at integer weights) the same working set is re-solved with the retry
+    ladder.  The back-end here reports every first attempt without a retry setting inaccurate: the
+    ladder's setting, once it solved a master, is kept for the next ones."""
     from drokit.models import problem as problem_module
     from drokit.solvers.clarabel import ClarabelBackend
     retry_keys = {k for extra in ClarabelBackend.RETRY_SETTINGS for k in extra}
@@ -179,9 +181,11 @@ def test_inaccurate_master_with_nothing_to_add_is_resolved_on_the_same_working_s
     assert res.status == "optimal" and res.relative_gap <= 1e-6
     h = res.history
     stuck = [i for i in range(len(h) - 1) if h[i].master_status == "AlmostSolved" and h[i].added_rows == 0]
-    assert stuck, [(r.master_status, r.added_rows) for r in h]
-    i = stuck[0]
-    assert h[i + 1].working_rows == h[i].working_rows and h[i + 1].master_status == "Solved"
+    assert stuck, [(r.master_status, r.added_rows, r.working_rows) for r in h]
+    first = stuck[0]
+    assert h[first + 1].working_rows < h[first].working_rows                  # pruned
+    # after it the retry ladder solves, and its setting is kept: no master ends inaccurate any more
+    assert all(r.master_status == "Solved" for r in h[first + 1:])
 
 
 @pytest.mark.parametrize("m,expect_budget", [(8, False), (30, True)])
@@ -200,3 +204,22 @@ def test_auto_cut_family_with_several_weight_classes_takes_budget_cuts_only_on_w
     assert res.status == "optimal" and res.relative_gap <= 1e-6
     assert sum(r.added_rows for r in res.history) > 0   # cuts were added after phase 1: the family mattered
     assert (max(r.budget_cuts for r in res.history) > 0) == expect_budget
+
+
+def test_a_retry_setting_that_solved_a_master_is_kept_for_the_next_ones():
+    from drokit.conic.reformulations.cutting_plane import _adopt_successful_retry
+    from drokit.solvers.base import SolverSolution
+
+    def sol(status, attempts):
+        return SolverSolution(status=status, raw_status=status, solver="clarabel", info={"attempts": attempts})
+
+    quiet = lambda msg: None  # noqa: E731
+    user = {"tol_feas": 1e-7, "max_step_fraction": 0.95}
+    solved_by_retry = sol("optimal", [({}, "InsufficientProgress"), ({"max_step_fraction": 0.9}, "Solved"),
+                                      ({"min_switch_step_length": 1e-3}, "Solved")])
+    adopted = _adopt_successful_retry(solved_by_retry, user, quiet, 0)
+    assert adopted == {"tol_feas": 1e-7, "max_step_fraction": 0.95, "min_switch_step_length": 1e-3}
+    assert _adopt_successful_retry(sol("optimal", [({}, "Solved")]), user, quiet, 0) == user
+    assert _adopt_successful_retry(sol("optimal_inaccurate", [({}, "AlmostSolved"),
+                                                              ({"min_switch_step_length": 1e-3}, "AlmostSolved")]),
+                                   user, quiet, 0) == user

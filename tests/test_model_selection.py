@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
 from sklearn.base import clone
+from sklearn.linear_model import LogisticRegression
 from sklearn.exceptions import FitFailedWarning
 from sklearn.metrics import get_scorer
 from sklearn.model_selection import GridSearchCV, RepeatedStratifiedKFold
@@ -302,3 +304,59 @@ def test_to_markdown_lists_best_first(sequential):
     best = sequential.best_params_
     assert lines[2].startswith(f"| {best['theta']:.4g} | ") and "| 1 |" in lines[2]
     assert "best neg_log_loss" in str(sequential)
+
+
+def test_every_combination_with_a_failure_cannot_be_refit():
+    """Scoring fails on the split whose test rows hold row 0: one failed fit per combination."""
+    def scorer(model, X_, y_):
+        if 0 in X_.index:
+            raise RuntimeError("row 0 cannot be scored")
+        return -float(np.mean((model.predict_proba(X_)[:, 1] - y_) ** 2))
+
+    grid = {"radius": [0.05, 0.2]}
+    with pytest.warns(FitFailedWarning), pytest.raises(FitFailedError, match="every parameter combination"):
+        _sweep(grid, scoring=scorer)
+    with pytest.warns(FitFailedWarning):
+        result = _sweep(grid, scoring=scorer, refit=False)
+    assert list(result.results["n_failed_fits"]) == [1, 1]
+    assert result.best_params_ is None and result.best_estimator_ is None and result.refit_time == 0.0
+
+
+def test_fits_carry_the_drokit_certificate_and_refit_time(sequential):
+    fits = sequential.fits
+    assert (fits["status"] == "optimal").all() and (fits["relative_gap"] <= 1e-6).all()
+    assert (sequential.results["n_uncertified_fits"] == 0).all()
+    assert sequential.refit_time > 0.0
+    plain = cross_validate_grid(LogisticRegressionOnCodes(), X, Y, {"C": [0.5, 2.0]}, cv=3, seed=SEED,
+                                progress=False)
+    assert (plain.fits["status"] == "").all() and plain.fits["relative_gap"].isna().all()
+
+
+class LogisticRegressionOnCodes(LogisticRegression):
+    """scikit-learn's logistic regression on the numerical column and the categorical codes."""
+
+    def fit(self, X_, y_):
+        return super().fit(_codes(X_), y_)
+
+    def predict_proba(self, X_):
+        return super().predict_proba(_codes(X_))
+
+
+def _codes(X_):
+    return np.column_stack([X_["x"], X_["a"].cat.codes, X_["b"].cat.codes])
+
+
+def test_fit_warnings_are_kept_per_fit(monkeypatch):
+    """A fit's warnings (e.g. an uncertified cutting plane with on_inaccurate="warn") reach ``fits``."""
+    from drokit.models import estimators
+
+    original = estimators.DROClassifier.fit
+
+    def warning_fit(self, X_, y_):
+        warnings.warn("cutting plane not certified (test)", RuntimeWarning)
+        return original(self, X_, y_)
+
+    monkeypatch.setattr(estimators.DROClassifier, "fit", warning_fit)
+    with pytest.warns(RuntimeWarning, match="not certified"):   # the refit's, in this process
+        result = _sweep({"radius": [0.1]}, n_jobs=1)
+    assert (result.fits["warnings"] == "cutting plane not certified (test)").all()

@@ -81,12 +81,17 @@ class SweepResult:
         ``param_<key>`` columns (``param_radius`` is added for a ``theta`` grid), ``mean_test_score``,
         ``std_test_score`` (population std over splits), ``rank_test_score`` (1 = best; rows with a
         failed fit rank last), ``mean_fit_time``, ``std_fit_time``, ``mean_score_time``,
-        ``n_failed_fits``, ``errors`` (one ``"split k (repeat r, fold f): Type: message"`` per failed
+        ``n_failed_fits``, ``n_uncertified_fits`` (drokit fits whose status is not ``"optimal"``),
+        ``errors`` (one ``"split k (repeat r, fold f): Type: message"`` per failed
         fit, ``""`` if none) and ``split<k>_test_score`` for every split ``k``.
     fits : one row per fit: ``candidate`` (row of ``results``), ``split``, ``test_score``,
-        ``fit_time``, ``score_time``, ``error``.
+        ``fit_time``, ``score_time``, ``error``, and for drokit estimators the fit's certificate:
+        ``status`` (``result_.status``; ``""`` otherwise), ``relative_gap`` (NaN otherwise) and
+        ``warnings`` (the messages the fit warned, e.g. an uncertified cutting plane with
+        ``on_inaccurate="warn"``; warnings raised in worker processes are otherwise lost).
     best_index_ : row of the best combination (highest mean score among those without failures), or
-        ``None`` when every combination had a failed fit.
+        ``None`` when every combination had a failed fit (only with ``refit=False``; with a refit
+        that raises :class:`FitFailedError`).
     best_params_ : its grid parameters (``{"theta": 0.9, "kappa": 1.0}``), or ``None``.
     best_score_ : its mean test score (NaN when there is none).
     best_estimator_ : a clone with ``best_params_``, refit on all of ``X, y`` (``refit=True``), else None.
@@ -96,6 +101,7 @@ class SweepResult:
     scoring : the scorer's name.
     backend : the joblib backend that ran the fits.
     elapsed : wall-clock seconds of the sweep (without the refit).
+    refit_time : seconds of the refit (0 without one).
     """
 
     results: pd.DataFrame
@@ -109,6 +115,7 @@ class SweepResult:
     scoring: str = ""
     backend: str = ""
     elapsed: float = 0.0
+    refit_time: float = 0.0
 
     def to_markdown(self, digits: int = 4) -> str:
         """A Markdown table of the combinations, best first: parameters, mean +- std score, rank,
@@ -187,8 +194,9 @@ def cross_validate_grid(estimator, X, y, grid: Grid, *, cv=5, repeats: int = 1, 
     error_score : what a failed fit (or scoring) scores: ``"nan"`` (default) or a number records it
         and warns (``FitFailedWarning``); the error text is kept in ``results["errors"]``, and a
         combination with a failure cannot be best.  ``"raise"`` stops at the first failure with a
-        :class:`FitFailedError` naming the parameters and the split.  If every fit fails,
-        :class:`FitFailedError` is raised in any case.
+        :class:`FitFailedError` naming the parameters and the split.  If every fit fails, or
+        ``refit=True`` and every combination has a failed fit, :class:`FitFailedError` is raised in
+        any case.
 
     Returns
     -------
@@ -233,16 +241,22 @@ def cross_validate_grid(estimator, X, y, grid: Grid, *, cv=5, repeats: int = 1, 
     results = _results_table(fits, candidates, len(splits))
     _warn_failures(fits, results)
     best = _best_index(results)
-    best_estimator = None
-    if refit and best is not None:
+    best_estimator, refit_time = None, 0.0
+    if refit and best is None:
+        raise FitFailedError(f"every parameter combination had a failed fit, so none can be refit; "
+                             f"first failure: {results.loc[results['n_failed_fits'] > 0, 'errors'].iloc[0]}")
+    if refit:
+        start = time.perf_counter()
         best_estimator = _refit(base, X, y, translated[best], candidates[best], reporter)
+        refit_time = time.perf_counter() - start
     return SweepResult(results=results, fits=fits, best_index_=best,
                        best_params_=None if best is None else dict(candidates[best]),
                        best_score_=float("nan") if best is None else
                        float(results.at[best, "mean_test_score"]),
                        best_estimator_=best_estimator,
                        best_estimator_params_=None if best is None else dict(translated[best]),
-                       splits=splits, scoring=scoring_name, backend=backend, elapsed=elapsed)
+                       splits=splits, scoring=scoring_name, backend=backend, elapsed=elapsed,
+                       refit_time=refit_time)
 
 
 # ------------------------------------------------------------------------------------ validation
@@ -458,18 +472,25 @@ def _fit_and_score(estimator, X, y, params: Dict[str, Any], split: Split, scorer
                    k: int, split_name: str, shown: Mapping[str, Any], raise_errors: bool) -> dict:
     """Fit a clone with ``params`` on the training rows, score it on the test rows.
 
-    Returns ``{candidate, split, test_score, fit_time, score_time, error}``; a failure is recorded in
-    ``error`` (``"fit: Type: message"``) unless ``raise_errors``.
+    Returns ``{candidate, split, test_score, fit_time, score_time, error, status, relative_gap,
+    warnings}``; a failure is recorded in ``error`` (``"fit: Type: message"``) unless ``raise_errors``.
     """
     train, test = split
     record = {"candidate": candidate, "split": k, "test_score": float("nan"), "fit_time": float("nan"),
-              "score_time": float("nan"), "error": ""}
+              "score_time": float("nan"), "error": "", "status": "", "relative_gap": float("nan"),
+              "warnings": ""}
     stage = "fit"
     try:
         model = clone(estimator).set_params(**params)
         start = time.perf_counter()
-        model.fit(_take(X, train), _take(y, train))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            model.fit(_take(X, train), _take(y, train))
         record["fit_time"] = time.perf_counter() - start
+        record["warnings"] = "; ".join(dict.fromkeys(str(w.message) for w in caught))
+        result = _fit_result(model)
+        if result is not None:
+            record["status"], record["relative_gap"] = result.status, float(result.relative_gap)
         stage = "score"
         start = time.perf_counter()
         record["test_score"] = float(scorer(model, _take(X, test), _take(y, test)))
@@ -484,6 +505,15 @@ def _fit_and_score(estimator, X, y, params: Dict[str, Any], split: Split, scorer
     return record
 
 
+def _fit_result(model):
+    """The drokit ``FitResult`` of a fitted estimator (also the last step of a Pipeline), else None."""
+    for candidate in (model, getattr(model, "steps", [(None, None)])[-1][1]):
+        result = getattr(candidate, "result_", None)
+        if result is not None and hasattr(result, "status"):
+            return result
+    return None
+
+
 def _refit(base, X, y, params, shown, reporter: "_Progress"):
     start = time.perf_counter()
     model = clone(base).set_params(**params).fit(X, y)
@@ -496,7 +526,7 @@ def _fits_table(records: Mapping[Tuple[int, int], dict], tasks, error_score) -> 
     """One row per fit in (candidate, split) order; failed fits score ``error_score``."""
     rows = [records[key] for key in tasks]
     fits = pd.DataFrame(rows, columns=["candidate", "split", "test_score", "fit_time", "score_time",
-                                       "error"])
+                                       "error", "status", "relative_gap", "warnings"])
     failed = fits["error"] != ""
     if failed.any():  # never with error_score="raise": the first failure raised
         fits.loc[failed, "test_score"] = error_score
@@ -529,6 +559,8 @@ def _results_table(fits: pd.DataFrame, candidates: List[Dict[str, Any]], n_split
         table["mean_score_time"] = np.nanmean(score_time, axis=1)
     failed = errors != ""
     table["n_failed_fits"] = failed.sum(axis=1)
+    status = fits["status"].to_numpy(object).reshape(len(candidates), n_splits)
+    table["n_uncertified_fits"] = ((status != "") & (status != "optimal")).sum(axis=1)
     table["errors"] = ["; ".join(f"split {k}: {errors[i, k]}" for k in np.flatnonzero(failed[i]))
                        for i in range(len(candidates))]
     ranked = np.where(failed.any(axis=1), np.nan, table["mean_test_score"])
