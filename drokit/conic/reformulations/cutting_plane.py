@@ -12,8 +12,10 @@ Bounds every round:
   ``lam' = max(lambda, lip ||Gamma^{-1} beta_x||_*)``: the value of a feasible point of the full problem
   (belbasi2023 §5, with the tighter per-sample shift).
 
-It stops when the relative gap ``(UB - LB) / max(1, |UB|) <= gap_tol`` and the maximal violation is
-``<= violation_tol``.  Early masters (few rows) can be unbounded on nearly separable data, so they carry a
+It stops when the relative gap ``(UB - LB) / max(1, |UB|) <= gap_tol``: LB comes only from certified
+masters and UB is the exact worst-case risk of the best model, so the gap alone is the proof.  Rows
+violated by more than ``violation_tol`` at a master's point are added; the last master's maximal
+violation is reported as a diagnostic (that point is not the model returned).  Early masters (few rows) can be unbounded on nearly separable data, so they carry a
 box ``|beta_j| <= coef_bound`` as in the papers' code; a lower bound is only taken from a master whose box
 is inactive (then, by convexity, it has the value of the unboxed master), and a box still active when
 no cut is left is widened tenfold.  Keeping the conic master small is also what makes Clarabel reliable here: on
@@ -285,7 +287,6 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
             log(f"{r:>5} coefficient box active: widened to {bound:g}")
             continue
         if center is not None and provisional and step > DEEP_INSIDE * radius \
-                and max_violation <= options.violation_tol \
                 and upper - float(sol.dual_objective) <= options.gap_tol * max(1.0, abs(upper)):
             # closed inside the trust region: verify on the same working set without it, whose lower
             # bound alone is certified (an interior-point solution sits strictly inside a weakly
@@ -293,8 +294,11 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
             radius = None
             log(f"{r:>5} gap closed inside the trust region; verifying without it")
             continue
-        if gap_ok and sol.status == "optimal" and max_violation <= options.violation_tol and not box_active \
-                and not region_active:
+        if gap_ok:
+            # the lower bound comes only from certified masters and the upper bound is the exact worst-case
+            # risk of the best model: the gap is the proof, whatever the last master's violation (its
+            # point is not the model returned).  Requiring both kept calibrated audiology (1 decimal)
+            # running for 100 rounds with a closed gap, 5e-7, and master violations ~1e-4
             converged = True
             break
         if new_budget.size:
