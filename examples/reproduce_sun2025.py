@@ -77,7 +77,7 @@ The baselines' grids are the paper's in both (7 radii, 16 lambdas): a smaller de
 them.  Audiology is left out of the default because of them: its unit-DRO CV includes radius 1, where
 one fit on a 120-row fold took 119 s (29 cutting-plane rounds; 0.02-14 s at the smaller radii), so its
 CV and the calibrated ones take roughly half an hour; ``--datasets audiology`` or ``--full`` run it.
-Measured: the default run took 12.7 min with ``--n-jobs 2`` on this 2-core machine
+Measured: the default run took 11.4 min with ``--n-jobs 2`` on this 2-core machine
 (docs/results/sun2025).  The small datasets take 20-40 s each with one job; nursery (unit DRO at the
 radii 1e-5 ... 1e-2 on its separable task: 20-60 s per fit, 5 min in all) and online-shoppers (5 min)
 dominate.  Audiology fits take 5-30 s at integer weights and ~150 s at 1 decimal, which is why 1-decimal
