@@ -394,6 +394,7 @@ CERTIFICATE_KEYS = {"status", "objective", "lower_bound", "upper_bound", "gap", 
                     "primal_residual", "dual_residual"}
 
 
+@pytest.mark.filterwarnings("ignore:the training data are linearly separable")  # radius-0 fits on separable data
 @pytest.mark.parametrize("radius,kappa,method", [(0.0, np.inf, "erm"), (0.1, np.inf, "monolithic"),
                                                  (0.1, 1.0, "monolithic")])
 @pytest.mark.parametrize("loss", ["logistic", "hinge"])
@@ -419,3 +420,20 @@ def test_fit_result_certificate_and_summary(loss, radius, kappa, method):
     N = len(df)
     assert res.n_configuration_rows == (res.n_enumeration_rows if method == "monolithic" else N)
     assert res.total_time >= res.solve_time >= 0
+
+
+def test_separable_data_at_radius_zero_warns_that_the_optimum_is_not_attained():
+    import warnings as _w
+    X = np.array([[-2.0], [-1.0], [1.0], [2.0]])
+    y = np.array([0, 0, 1, 1])
+    plain = dk.DROClassifier(ambiguity=dk.Wasserstein(radius=0.0))
+    with pytest.warns(RuntimeWarning, match="linearly separable"):
+        plain.fit(X, y)
+    assert any("separable" in w for w in plain.result_.warnings)
+    overlapping = np.array([0, 1, 0, 1])
+    with _w.catch_warnings():
+        _w.simplefilter("error")
+        dk.DROClassifier(ambiguity=dk.Wasserstein(radius=0.0)).fit(X, overlapping)
+    with _w.catch_warnings():   # a radius > 0 bounds the coefficients: no warning
+        _w.simplefilter("error")
+        dk.DROClassifier(ambiguity=dk.Wasserstein(radius=0.1)).fit(X, y)

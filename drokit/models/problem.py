@@ -21,6 +21,7 @@ from ..oracles import count_configuration_rows, make_oracle
 from ..exceptions import ParameterError, SolverError
 from ..losses import Loss, get_loss
 from ..losses.base import CLASSIFICATION, REGRESSION
+from ..losses.builtin import Logistic
 from ..schema import FeatureSchema
 from ..solvers import get_backend
 from ..solvers.base import solve_with_retries
@@ -109,6 +110,12 @@ class Problem:
         return CompiledProblem(fitted_on, compiled, time.perf_counter() - t0, evaluation_instance=inst)
 
 
+#: plain logistic regression (radius 0) ending at or below this mean log-loss has separable data: every
+#: margin is then above ~13.8, and only the solver's tolerance stopped the coefficients from growing
+#: (nursery's binary task: objective 6e-8, coefficients ~49)
+SEPARABLE_LOG_LOSS = 1e-6
+
+
 class CompiledProblem:
     """A compiled problem: the conic program, how it was chosen, and ``solve`` / exports."""
 
@@ -193,6 +200,13 @@ class CompiledProblem:
                     solver=backend.name, solution=sol)
             msg = (f"solver {backend.name!r} reports an inaccurate optimum ({sol.raw_status}; attempts "
                    f"{sol.info.get('attempts')})")
+            warnings.warn(msg, RuntimeWarning, stacklevel=2)
+            notes.append(msg)
+        if self.method == "erm" and self.instance.is_classification \
+                and isinstance(self.instance.loss, Logistic) and sol.primal_objective <= SEPARABLE_LOG_LOSS:
+            msg = (f"the training data are linearly separable (mean log-loss {sol.primal_objective:.1e} at "
+                   f"radius 0): the infimum 0 is not attained, so the coefficients' scale is set by the "
+                   f"solver's tolerance; use a radius > 0, which bounds them")
             warnings.warn(msg, RuntimeWarning, stacklevel=2)
             notes.append(msg)
         return self._result(sol, notes)
