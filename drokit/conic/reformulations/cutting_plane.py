@@ -182,10 +182,10 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
     use_budget, budget_reason = budget_cuts_apply(inst)
     if options.cut_family == "budget" and not use_budget:
         raise ParameterError(f"cutting-plane option cut_family='budget' does not apply: {budget_reason}")
-    classes = int(np.max(weight_classes(inst)[1], initial=0)) + 1
-    n_mutable = weight_classes(inst)[0].size
+    mutable, cls = weight_classes(inst)
+    classes = int(np.max(cls, initial=0)) + 1
     use_budget = use_budget and (options.cut_family == "budget" or (
-        options.cut_family == "auto" and (classes == 1 or n_mutable >= WIDE_BUDGET_FEATURES)))
+        options.cut_family == "auto" and (classes == 1 or mutable.size >= WIDE_BUDGET_FEATURES)))
     budget, seen_budget = BudgetCuts.empty(classes), set()
     # masters to a tenth of the gap tolerance, never tighter than 1e-8 (Clarabel's default, which its
     # masters on degenerate optima already reach only with retries); the user's options take precedence
@@ -271,16 +271,17 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
             covered = np.isin(2 * new.sample + new.flip, 2 * new_budget.sample + new_budget.flip)
             covered[unchanged] = False
             new = take_rows(new, np.flatnonzero(~covered))
+        nothing_to_add = new.size == 0 and new_budget.size == 0
         history.append(RoundRecord(r, lower, upper, max_violation, work.size, new.size + new_budget.size,
                                    budget.size, sol.raw_status, sol.iterations, t1 - t0, t2 - t1))
         log(f"{r:>5} {lower:>14.9f} {upper:>14.9f} {history[-1].relative_gap:>9.2e} "
             f"{max_violation:>9.2e} {work.size + budget.size:>8} {new.size + new_budget.size:>7} "
             f"{sol.raw_status} ({sol.iterations} it)")
-        if region_active and new.size == 0 and new_budget.size == 0:
+        if region_active and nothing_to_add:
             radius *= 10.0  # nothing to add inside the region but it binds: widen it, same working set
             log(f"{r:>5} trust region active with no cut to add: widened to {radius:g}")
             continue
-        if box_active and new.size == 0 and new_budget.size == 0:
+        if box_active and nothing_to_add:
             if bound >= 1e6:
                 log(f"{r:>5} coefficient box {bound:g} still active; stopping")
                 break
@@ -305,7 +306,7 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
         if new_budget.size:
             seen_budget.update(new_budget.keys())
             budget = BudgetCuts.concat([budget, new_budget])
-        if new.size == 0 and new_budget.size == 0 and sol.status != "optimal" and not pruned and best is not None:
+        if nothing_to_add and sol.status != "optimal" and not pruned and best is not None:
             # nothing to add but the master is inaccurate (degenerate optima with many ties): restart
             # from the smallest working set, the nominal rows and each sample's maximizer at the best point
             pruned = True
@@ -315,7 +316,7 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
             seen = set(row_keys(work))
             log(f"{r:>5} master {sol.raw_status}: slack cuts deleted, {work.size} rows kept")
             continue
-        if new.size == 0 and new_budget.size == 0 and sol.status != "optimal" and not retry_ladder:
+        if nothing_to_add and sol.status != "optimal" and not retry_ladder:
             # still inaccurate with nothing to add (after the pruning, or with nothing to prune): the same
             # working set again with the retry ladder, and every later master with it (credit-approval,
             # integer weights: AlmostSolved -> Solved).  Pruning comes first: on a large working set the
@@ -324,7 +325,7 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
             retry_ladder = True
             log(f"{r:>5} master {sol.raw_status} with nothing to add: re-solving with the retry ladder")
             continue
-        if new.size == 0 and new_budget.size == 0:
+        if nothing_to_add:
             # nothing left to add: the master is exact on every violated row it can be given
             converged = gap_ok and sol.status == "optimal"
             break
