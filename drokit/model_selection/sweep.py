@@ -42,6 +42,7 @@ from sklearn.base import clone, is_classifier
 from sklearn.exceptions import FitFailedWarning
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import ParameterGrid, RepeatedKFold, RepeatedStratifiedKFold
+from sklearn.utils import _safe_indexing
 
 from ..ambiguity import Wasserstein
 from ..exceptions import DrokitError, ParameterError
@@ -216,7 +217,8 @@ def cross_validate_grid(estimator, X, y, grid: Grid, *, cv=5, repeats: int = 1, 
     user_grid = _check_grid(grid)
     base = clone(estimator)
     candidates = _candidates(user_grid)
-    translated = [_translate(c, _drokit_prefix(base)) for c in candidates]
+    prefix = _drokit_prefix(base)
+    translated = [_translate(c, prefix) for c in candidates]
     _materialize_defaults(base, {name for params in translated for name in params})
     _check_names(base, translated, candidates)
     splits = _make_splits(base, X, y, cv, repeats, seed)
@@ -247,8 +249,10 @@ def cross_validate_grid(estimator, X, y, grid: Grid, *, cv=5, repeats: int = 1, 
                              f"first failure: {results.loc[results['n_failed_fits'] > 0, 'errors'].iloc[0]}")
     if refit:
         start = time.perf_counter()
-        best_estimator = _refit(base, X, y, translated[best], candidates[best], reporter)
+        best_estimator = clone(base).set_params(**translated[best]).fit(X, y)
         refit_time = time.perf_counter() - start
+        reporter.line(f"[drokit sweep] refit {_describe(candidates[best])} on all {len(y)} rows in "
+                      f"{refit_time:.2f} s")
     return SweepResult(results=results, fits=fits, best_index_=best,
                        best_params_=None if best is None else dict(candidates[best]),
                        best_score_=float("nan") if best is None else
@@ -464,10 +468,6 @@ def _dask_client(scheduler, n_jobs):
 
 
 # ---------------------------------------------------------------------------------- one task
-def _take(data, rows: np.ndarray):
-    return data.iloc[rows] if hasattr(data, "iloc") else np.asarray(data)[rows]
-
-
 def _fit_and_score(estimator, X, y, params: Dict[str, Any], split: Split, scorer, candidate: int,
                    k: int, split_name: str, shown: Mapping[str, Any], raise_errors: bool) -> dict:
     """Fit a clone with ``params`` on the training rows, score it on the test rows.
@@ -485,7 +485,7 @@ def _fit_and_score(estimator, X, y, params: Dict[str, Any], split: Split, scorer
         start = time.perf_counter()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            model.fit(_take(X, train), _take(y, train))
+            model.fit(_safe_indexing(X, train), _safe_indexing(y, train))
         record["fit_time"] = time.perf_counter() - start
         record["warnings"] = "; ".join(dict.fromkeys(str(w.message) for w in caught))
         result = _fit_result(model)
@@ -493,7 +493,7 @@ def _fit_and_score(estimator, X, y, params: Dict[str, Any], split: Split, scorer
             record["status"], record["relative_gap"] = result.status, float(result.relative_gap)
         stage = "score"
         start = time.perf_counter()
-        record["test_score"] = float(scorer(model, _take(X, test), _take(y, test)))
+        record["test_score"] = float(scorer(model, _safe_indexing(X, test), _safe_indexing(y, test)))
         record["score_time"] = time.perf_counter() - start
     except Exception as exc:  # noqa: BLE001 -- recorded (error_score) or re-raised with context
         message = f"{stage}: {type(exc).__name__}: {exc}"
@@ -514,13 +514,6 @@ def _fit_result(model):
     return None
 
 
-def _refit(base, X, y, params, shown, reporter: "_Progress"):
-    start = time.perf_counter()
-    model = clone(base).set_params(**params).fit(X, y)
-    reporter.line(f"[drokit sweep] refit {_describe(shown)} on all {len(y)} rows in {time.perf_counter() - start:.2f} s")
-    return model
-
-
 # ---------------------------------------------------------------------------------- the tables
 def _fits_table(records: Mapping[Tuple[int, int], dict], tasks, error_score) -> pd.DataFrame:
     """One row per fit in (candidate, split) order; failed fits score ``error_score``."""
@@ -531,7 +524,7 @@ def _fits_table(records: Mapping[Tuple[int, int], dict], tasks, error_score) -> 
     if failed.any():  # never with error_score="raise": the first failure raised
         fits.loc[failed, "test_score"] = error_score
     if failed.all():
-        first = rows[int(np.flatnonzero(failed)[0])]
+        first = rows[0]
         raise FitFailedError(f"all {len(rows)} fits failed; the first (candidate "
                              f"{first['candidate']}, split {first['split']}): {first['error']}\n"
                              f"{first.get('traceback', '')}")
@@ -540,10 +533,11 @@ def _fits_table(records: Mapping[Tuple[int, int], dict], tasks, error_score) -> 
 
 def _results_table(fits: pd.DataFrame, candidates: List[Dict[str, Any]], n_splits: int) -> pd.DataFrame:
     """One row per combination: parameters, score statistics, timings, failures, split scores."""
-    scores = fits["test_score"].to_numpy(float).reshape(len(candidates), n_splits)
-    fit_time = fits["fit_time"].to_numpy(float).reshape(len(candidates), n_splits)
-    score_time = fits["score_time"].to_numpy(float).reshape(len(candidates), n_splits)
-    errors = fits["error"].to_numpy(object).reshape(len(candidates), n_splits)
+    def per_candidate(column: str, dtype=float) -> np.ndarray:  # (candidate, split) matrix
+        return fits[column].to_numpy(dtype).reshape(len(candidates), n_splits)
+
+    scores, fit_time, score_time = (per_candidate(c) for c in ("test_score", "fit_time", "score_time"))
+    errors = per_candidate("error", object)
     table = pd.DataFrame({"params": [dict(c) for c in candidates]})
     for key in dict.fromkeys(k for c in candidates for k in c):
         table[f"param_{key}"] = pd.Series([c.get(key, np.nan) for c in candidates], dtype=object)
@@ -559,7 +553,7 @@ def _results_table(fits: pd.DataFrame, candidates: List[Dict[str, Any]], n_split
         table["mean_score_time"] = np.nanmean(score_time, axis=1)
     failed = errors != ""
     table["n_failed_fits"] = failed.sum(axis=1)
-    status = fits["status"].to_numpy(object).reshape(len(candidates), n_splits)
+    status = per_candidate("status", object)
     table["n_uncertified_fits"] = ((status != "") & (status != "optimal")).sum(axis=1)
     table["errors"] = ["; ".join(f"split {k}: {errors[i, k]}" for k in np.flatnonzero(failed[i]))
                        for i in range(len(candidates))]
