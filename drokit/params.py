@@ -10,6 +10,19 @@ import inspect
 from .exceptions import ParameterError
 
 
+def component(owner, name: str):
+    """``owner.<name>``, or, when it is ``None``, a new default object of the class the owner declares
+    for it in ``DEFAULT_COMPONENTS`` (e.g. ``GroundMetric.label = None`` stands for ``LabelCost()``).
+    The one place that says what ``None`` means: the metrics, the ambiguity set, the problem and the
+    sweep's defaults for nested grid names all read it."""
+    value = getattr(owner, name)
+    if value is None:
+        factory = getattr(type(owner), "DEFAULT_COMPONENTS", {}).get(name)
+        if factory is not None:
+            return factory()
+    return value
+
+
 class ParamsMixin:
     """``get_params`` / ``set_params`` in scikit-learn's convention for drokit's declaration objects.
 
@@ -19,6 +32,9 @@ class ParamsMixin:
     object (``__sklearn_clone__``), as it did before these methods existed; so attributes that are
     not parameters, such as ``GroundMetric.calibration``, survive cloning.
     """
+
+    #: ``{parameter: class}``: the default object a ``None`` parameter stands for (:func:`component`)
+    DEFAULT_COMPONENTS: dict = {}
 
     @classmethod
     def _get_param_names(cls) -> list:

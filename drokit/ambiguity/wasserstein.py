@@ -10,7 +10,7 @@ import numpy as np
 
 from ..exceptions import ParameterError
 from ..metrics.ground import GroundMetric
-from ..params import ParamsMixin
+from ..params import ParamsMixin, component
 
 
 class Wasserstein(ParamsMixin):
@@ -18,6 +18,8 @@ class Wasserstein(ParamsMixin):
 
     ``radius = 0`` is the empirical distribution itself (the DRO problem is plain ERM).
     """
+
+    DEFAULT_COMPONENTS = {"metric": GroundMetric}
 
     def __init__(self, metric: GroundMetric | None = None, radius: float = 0.1):
         self.metric = metric
@@ -33,7 +35,7 @@ class Wasserstein(ParamsMixin):
         return r
 
     def validated_metric(self) -> GroundMetric:
-        metric = self.metric if self.metric is not None else GroundMetric()
+        metric = component(self, "metric")
         if not isinstance(metric, GroundMetric):
             raise ParameterError(f"Wasserstein metric must be a drokit GroundMetric, "
                                  f"got {type(metric).__name__}")

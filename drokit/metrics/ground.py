@@ -11,7 +11,7 @@ import numpy as np
 from ..exceptions import ParameterError
 from ..schema import FeatureSchema
 from .calibration import Calibration, calibrate, round_weights
-from ..params import ParamsMixin
+from ..params import ParamsMixin, component
 from .costs import LabelCost, MismatchCost, NamedWeights, NormCost
 
 
@@ -52,6 +52,8 @@ class GroundMetric(ParamsMixin):
                                  categorical=dk.MismatchCost(weights={"sex": np.inf}),
                                  label=dk.LabelCost(kappa=1.0))
     """
+
+    DEFAULT_COMPONENTS = {"numerical": NormCost, "categorical": MismatchCost, "label": LabelCost}
 
     #: the shift model the weights were calibrated from (set by :meth:`calibrated`, else None);
     #: :func:`drokit.evaluation.simulate_shift` uses its unrounded probabilities of certainty
@@ -101,9 +103,7 @@ class GroundMetric(ParamsMixin):
         return metric
 
     def _parts(self):
-        num = self.numerical if self.numerical is not None else NormCost()
-        cat = self.categorical if self.categorical is not None else MismatchCost()
-        lab = self.label if self.label is not None else LabelCost()
+        num, cat, lab = (component(self, name) for name in ("numerical", "categorical", "label"))
         for part, cls, arg in ((num, NormCost, "numerical"), (cat, MismatchCost, "categorical"),
                                (lab, LabelCost, "label")):
             if not isinstance(part, cls):

@@ -46,17 +46,13 @@ from sklearn.utils import _safe_indexing
 
 from ..ambiguity import Wasserstein
 from ..exceptions import DrokitError, ParameterError
-from ..metrics import GroundMetric, LabelCost, MismatchCost, NormCost, radius_from_theta
+from ..metrics import LabelCost, radius_from_theta
 from ..models import DROClassifier, DRORegressor
+from ..params import component
 
 #: convenience grid keys -> the nested parameter they set on a drokit estimator
 CONVENIENCE_KEYS = {"radius": "ambiguity__radius", "theta": "ambiguity__radius",
                     "kappa": "ambiguity__metric__label__kappa"}
-
-#: components that ``None`` stands for, by (owner class, attribute)
-_DEFAULT_COMPONENTS = {(DROClassifier, "ambiguity"): Wasserstein, (DRORegressor, "ambiguity"): Wasserstein,
-                       (Wasserstein, "metric"): GroundMetric, (GroundMetric, "numerical"): NormCost,
-                       (GroundMetric, "categorical"): MismatchCost, (GroundMetric, "label"): LabelCost}
 
 _BUILTIN_BACKENDS = ("loky", "multiprocessing", "threading", "sequential", "dask")
 
@@ -361,10 +357,11 @@ def _materialize_defaults(estimator, names) -> None:
             owner_name = "__".join(parts[:depth - 1])
             owner = estimator if depth == 1 else params.get(owner_name)
             attribute = parts[depth - 1]
-            factory = next((f for (cls, attr), f in _DEFAULT_COMPONENTS.items()
-                            if attr == attribute and isinstance(owner, cls)), None)
-            if factory is not None and getattr(owner, attribute, None) is None:
-                setattr(owner, attribute, factory())
+            if owner is None or getattr(owner, attribute, 0) is not None:
+                continue
+            default = component(owner, attribute)   # the owner's declared default (drokit.params)
+            if default is not None:
+                setattr(owner, attribute, default)
                 params = estimator.get_params(deep=True)
 
 

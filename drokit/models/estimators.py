@@ -30,6 +30,8 @@ class _DROLinearModel(BaseEstimator):
 
     _task: str = CLASSIFICATION
     _default_loss: str = "logistic"
+    #: ``ambiguity=None`` is the problem's default ball (for nested grid names in sweeps)
+    DEFAULT_COMPONENTS = Problem.DEFAULT_COMPONENTS
 
     def _store_params(self, params: dict) -> None:
         """``__init__`` only stores its arguments (scikit-learn contract); the subclasses' explicit

@@ -18,6 +18,7 @@ import numpy as np
 from ..ambiguity.wasserstein import Wasserstein
 from ..conic.reformulations import MAX_CONFIGURATIONS, CompiledProgram, compile_instance
 from ..oracles import count_configuration_rows, make_oracle
+from ..params import component
 from ..exceptions import ParameterError, SolverError
 from ..losses import Loss, get_loss
 from ..losses.base import CLASSIFICATION, REGRESSION
@@ -43,6 +44,8 @@ class Problem:
     fit_intercept : whether to fit ``beta_0``.
     """
 
+    DEFAULT_COMPONENTS = {"ambiguity": Wasserstein}
+
     def __init__(self, loss="logistic", ambiguity: Optional[Wasserstein] = None,
                  task: Optional[str] = None, fit_intercept: bool = True):
         self.loss = loss
@@ -64,7 +67,7 @@ class Problem:
         return task
 
     def resolved_ambiguity(self) -> Wasserstein:
-        amb = self.ambiguity if self.ambiguity is not None else Wasserstein()
+        amb = component(self, "ambiguity")
         if not isinstance(amb, Wasserstein):
             raise ParameterError(f"ambiguity must be a drokit Wasserstein ball in this version, got "
                                  f"{type(amb).__name__}")
