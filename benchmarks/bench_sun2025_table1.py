@@ -160,11 +160,32 @@ def floor_time(design: np.ndarray, y: np.ndarray, repeats: int = 5) -> float:
     return best
 
 
+def instance_seed(name: str, mean: float, seed: int) -> list:
+    """``[seed, round(1000 mean), crc32(name)]``: the entropy of one (dataset, mean) instance's rho draw
+    (examples/reproduce_sun2025.py appends 1 to it for its perturbed test sets)."""
+    return [seed, int(round(1000 * mean)), zlib.crc32(name.encode())]
+
+
 def draw_rho(X, name: str, mean: float, seed: int):
     """``(rho_numerical, rho_categorical)`` for one (dataset, mean): Normal(mean, 0.2) truncated by
-    rejection to each feature's valid range (module docstring)."""
-    rng = np.random.default_rng([seed, int(round(1000 * mean)), zlib.crc32(name.encode())])
+    rejection to each feature's valid range (module docstring); only the columns' roles and levels
+    enter the draw."""
+    rng = np.random.default_rng(instance_seed(name, mean, seed))
     return sample_feature_certainty(X, mean, RHO_SD, seed=rng)
+
+
+def calibrated_metric(X, rho, decimals, on_zero: str = "ignore"):
+    """``(GroundMetric.calibrated(X, rho, half_width=0.4, round=decimals), free)``, ``free`` the
+    categorical features whose delta rounded to 0 (free to change)."""
+    rho_x, rho_z = rho
+    metric = dk.GroundMetric.calibrated(X, rho_numerical=rho_x or None, rho_categorical=rho_z or None,
+                                        half_width=HALF_WIDTH, round=decimals, on_zero=on_zero)
+    return metric, [c for c, v in (metric.categorical.weights or {}).items() if v == 0]
+
+
+def dro_classifier(metric, radius: float = 0.1) -> dk.DROClassifier:
+    """The DRO logistic regression on a metric (kappa = inf), inaccurate optima accepted with a warning."""
+    return dk.DROClassifier(ambiguity=dk.Wasserstein(metric, radius=radius), on_inaccurate="warn")
 
 
 def metric_for(X, weights: str, rho, on_zero: str):
@@ -174,15 +195,12 @@ def metric_for(X, weights: str, rho, on_zero: str):
     module docstring); the others are drokit's ``on_zero`` of :meth:`GroundMetric.calibrated`."""
     if weights == "unit":
         return X, dk.GroundMetric(), 0
-    rho_x, rho_z = rho
     with warnings.catch_warnings():
         warnings.simplefilter("always")   # on_zero="warn": show every draw's warning
-        metric = dk.GroundMetric.calibrated(X, rho_numerical=rho_x or None, rho_categorical=rho_z or None,
-                                            half_width=HALF_WIDTH, round=DECIMALS[weights],
-                                            on_zero="ignore" if on_zero == "drop" else on_zero)
-    delta = dict(metric.categorical.weights)
-    free = [c for c, v in delta.items() if v == 0]
+        metric, free = calibrated_metric(X, rho, DECIMALS[weights],
+                                         on_zero="ignore" if on_zero == "drop" else on_zero)
     if on_zero == "drop" and free:
+        delta = metric.categorical.weights
         X = X.drop(columns=free)
         metric = dk.GroundMetric(numerical=metric.numerical,
                                  categorical=dk.MismatchCost(weights={c: v for c, v in delta.items()
@@ -191,7 +209,7 @@ def metric_for(X, weights: str, rho, on_zero: str):
 
 
 def fit(X, y, metric, radius: float):
-    clf = dk.DROClassifier(ambiguity=dk.Wasserstein(metric, radius=radius), on_inaccurate="warn")
+    clf = dro_classifier(metric, radius)
     t0 = time.perf_counter()
     clf.fit(X, y)
     return clf, time.perf_counter() - t0

@@ -18,8 +18,8 @@ Protocol (every step is a function below)
 2. **Probabilities of certainty** (:func:`draw_rho`).  For each rho mean, one rho per feature from
    Normal(mean, 0.2), truncated by rejection to (1/|C_l|, 1) for categorical and (0, 1) for numerical
    features (:func:`drokit.metrics.sample_feature_certainty`), drawn with
-   ``numpy.random.default_rng([seed, round(1000 mean), crc32(name)])`` exactly as
-   ``benchmarks/bench_sun2025_table1.py`` does (with the same seed, the same draws).
+   ``numpy.random.default_rng([seed, round(1000 mean), crc32(name)])``: the ``draw_rho`` of
+   ``benchmarks/bench_sun2025_table1.py``, imported from it (with the same seed, the same draws).
 3. **Calibrated metric** (:func:`weighted_metric`).  ``dk.GroundMetric.calibrated(X_train, rho...,
    half_width=0.4, round=decimals)``: gamma_j = -log(1 - rho_j) / (0.4 sigma_j) (sigma_j = 1 after the
    training standardization), delta_l = log(rho_l (|C_l| - 1) / (1 - rho_l)) rounded to 0 decimals
@@ -128,7 +128,6 @@ import shlex
 import sys
 import time
 import warnings
-import zlib
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -147,24 +146,24 @@ from sklearn.preprocessing import OneHotEncoder
 
 import drokit as dk
 from drokit.evaluation import PAPER_SCENARIOS, adaptive_calibration_error
-from drokit.metrics import sample_feature_certainty
+
+# the Table 1 benchmark's rho draws, calibrated metric and DRO model: the same draws by construction
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from bench_sun2025_table1 import (PUBLISHED, SEED, calibrated_metric, draw_rho,  # noqa: E402
+                                  dro_classifier, instance_seed)
 
 # ============================================================================ constants
-#: the 13 datasets of sun2025 Table 1 (the names of benchmarks/bench_sun2025_table1.PUBLISHED)
-DATASETS = ("audiology", "balance-scale", "breast-cancer", "car", "hayes-roth", "tic-tac-toe", "spect",
-            "voting", "credit-approval", "cylinder-bands", "hepatitis", "nursery", "online-shoppers")
+#: the 13 datasets of sun2025 Table 1
+DATASETS = tuple(PUBLISHED)
 PAPER_THETAS = (0.5, 0.65, 0.75, 0.8, 0.85, 0.9, 0.93, 0.96, 0.99)
 PAPER_RHO_MEANS = (0.6, 0.7, 0.8, 0.9)
 UNIT_RADII = (0.0, 1e-5, 1e-4, 1e-3, 1e-2, 0.1, 1.0)                    # Selvi et al.'s grid (spec §6.5)
 LASSO_LAMBDAS = (0.0, 5e-6, 1e-5, 5e-5, 1e-4, 5e-4, 1e-3, 5e-3, 0.01, 0.05, 0.1, 0.5, 1.0, 10.0, 100.0,
                  1000.0)                                                 # the paper's code (spec §6.5)
 WEIGHT_DECIMALS = {"integer": 0, "decimal": 1, "exact": None}
-RHO_SD = 0.2
-HALF_WIDTH = 0.4          # u_j = 0.4 sigma_j
 TEST_SIZE = 0.2
 N_BINS = 10
 TINY_ACE = 0.01           # mean ACEs below this are flagged: relative differences of tiny numbers
-SEED = 2025               # the seed of benchmarks/bench_sun2025_table1.py: the same rho draws
 DEFAULT_OUT = Path(__file__).resolve().parents[1] / "docs" / "results" / "sun2025"
 
 #: the default sizes (module docstring) and the paper's (--full)
@@ -334,24 +333,13 @@ def load_split(name: str, seed: int) -> Split:
 
 # ============================================================================ 2.-3. rho and metric
 Rho = Tuple[Dict[str, float], Dict[str, float]]     # (rho_numerical, rho_categorical) by column
-
-
-def draw_rho(X_train: pd.DataFrame, name: str, mean: float, seed: int) -> Rho:
-    """``(rho_numerical, rho_categorical)``: Normal(mean, 0.2) truncated per feature, seeded as in
-    ``benchmarks/bench_sun2025_table1.py`` (only the columns' roles and levels enter the draw)."""
-    rng = np.random.default_rng([seed, int(round(1000 * mean)), zlib.crc32(name.encode())])
-    return sample_feature_certainty(X_train, mean, RHO_SD, seed=rng)
+# draw_rho(X_train, name, mean, seed) -> Rho is the benchmark's (imported above)
 
 
 def weighted_metric(X_train: pd.DataFrame, rho: Rho, weights: str) -> Tuple[dk.GroundMetric, List[str]]:
     """The calibrated metric of a weight setting and the categorical features whose delta rounded to 0
     (free to change, kept as in the paper's code)."""
-    rho_x, rho_z = rho
-    metric = dk.GroundMetric.calibrated(X_train, rho_numerical=rho_x or None, rho_categorical=rho_z or None,
-                                        half_width=HALF_WIDTH, round=WEIGHT_DECIMALS[weights],
-                                        on_zero="ignore")
-    delta = dict(metric.categorical.weights or {})
-    return metric, [c for c, v in delta.items() if v == 0]
+    return calibrated_metric(X_train, rho, WEIGHT_DECIMALS[weights], on_zero="ignore")
 
 
 # ============================================================================ 4. models and CV
@@ -409,11 +397,6 @@ class Selected:
     status: str                   # certificate of the refit (DRO) or convergence (lasso)
     notes: List[str] = field(default_factory=list)   # warnings caught in this process, with counts
     cv_table: Optional[pd.DataFrame] = None
-
-
-def dro_classifier(metric: dk.GroundMetric, radius: float = 0.1) -> dk.DROClassifier:
-    """The DRO logistic regression on a metric (kappa = inf), inaccurate optima accepted with a warning."""
-    return dk.DROClassifier(ambiguity=dk.Wasserstein(metric, radius=radius), on_inaccurate="warn")
 
 
 def select(estimator, key: str, values: Sequence[float], split: Split, cfg: Config) -> Selected:
@@ -474,7 +457,7 @@ def _warning_notes(caught) -> List[str]:
 def evaluate(models: Dict[str, object], split: Split, metric: dk.GroundMetric, mean: float,
              cfg: Config) -> dk.RobustnessReport:
     """Score every model on the same perturbed test sets of the calibrated shift model of one rho mean."""
-    seed = np.random.SeedSequence([cfg.seed, int(round(1000 * mean)), zlib.crc32(split.name.encode()), 1])
+    seed = np.random.SeedSequence(instance_seed(split.name, mean, cfg.seed) + [1])
     return dk.robustness_report(models, split.X_test, split.y_test, shift_model=metric, n_sets=cfg.n_sets,
                                 scenarios=cfg.scenarios, seed=seed, n_bins=N_BINS, auc_ties="half")
 
@@ -946,7 +929,7 @@ def header(cfg: Config, seconds: float) -> str:
     def lambdas(values) -> str:
         return f"{len(values)} values, {min(values):g} ... {max(values):g}"
 
-    columns = [(cfg.__dict__ | {"datasets": cfg.datasets}), PRESETS["default"], PRESETS["full"]]
+    columns = [vars(cfg), PRESETS["default"], PRESETS["full"]]
     rows = [["datasets"] + [f"{len(c['datasets'])}" for c in columns],
             ["rho means"] + [listed(c["rho_means"]) for c in columns],
             ["weights"] + [", ".join(c["weights"]) for c in columns],

@@ -71,6 +71,15 @@ def _out(arr: np.ndarray):
     return float(arr) if arr.ndim == 0 else arr
 
 
+def _levels(n_levels, where: str) -> np.ndarray:
+    """``n_levels`` as a float array of integers ``>= 2``; anything else raises."""
+    levels = _floats(n_levels, "n_levels", where)
+    bad = ~((levels >= 2) & np.isfinite(levels) & (levels == np.round(levels)))
+    if bad.any():
+        raise ParameterError(f"{where}: n_levels must be an integer >= 2, got {_show(n_levels, bad)}")
+    return levels
+
+
 def _broadcast(a: np.ndarray, b: np.ndarray, names: str, where: str):
     try:
         return np.broadcast_arrays(a, b)
@@ -128,11 +137,7 @@ def categorical_weight(rho, n_levels):
     """
     where = "categorical_weight"
     r = _floats(rho, "rho", where)
-    levels = _floats(n_levels, "n_levels", where)
-    bad = ~((levels >= 2) & np.isfinite(levels) & (levels == np.round(levels)))
-    if bad.any():
-        raise ParameterError(f"{where}: n_levels must be an integer >= 2, got {_show(n_levels, bad)}")
-    r, levels = _broadcast(r, levels, "rho and n_levels", where)
+    r, levels = _broadcast(r, _levels(n_levels, where), "rho and n_levels", where)
     bad = ~((r >= 1.0 / levels) & (r <= 1))
     if bad.any():
         raise ParameterError(f"{where}: rho must be in [1/n_levels, 1] (1 = immutable, 1/n_levels = "
@@ -186,7 +191,7 @@ def round_weights(weights, decimals: int, on_zero: str = "raise"):
         w = np.array([_scalar(weights[k], k) for k in keys], dtype=float)
         labels = [repr(k) for k in keys]
     else:
-        w = np.asarray(_floats(weights, "weights", where), dtype=float)
+        w = _floats(weights, "weights", where)
         labels = None
 
     def described(mask: np.ndarray) -> str:
@@ -268,11 +273,7 @@ def sample_certainty(seed, mean, sd: float = 0.2, n_levels=None, size=None):
         if size is not None:
             raise ParameterError(f"{where}: size is only for numerical features (n_levels=None); "
                                  f"with n_levels the output has the shape of n_levels, got size={size!r}")
-        levels = _floats(n_levels, "n_levels", where)
-        bad = ~((levels >= 2) & np.isfinite(levels) & (levels == np.round(levels)))
-        if bad.any():
-            raise ParameterError(f"{where}: n_levels must be an integer >= 2, got {_show(n_levels, bad)}")
-        lower = 1.0 / levels
+        lower = 1.0 / _levels(n_levels, where)
     rng = np.random.default_rng(seed)
     return _out(_truncated_normal(rng, mu, s, lower, where))
 
