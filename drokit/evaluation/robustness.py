@@ -21,12 +21,13 @@ from __future__ import annotations
 import sys
 import time
 from dataclasses import dataclass, field
-from numbers import Integral, Real
+from numbers import Real
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
 from ..exceptions import DataError, ParameterError
+from ..schema import _is_dataframe
 from . import scores as _scores
 from .shift import SCENARIOS, ShiftedSets, seed_sequence, simulate_shift
 
@@ -52,12 +53,16 @@ class Metric:
 
 #: the metrics a report can compute (``metrics=`` names)
 METRICS: Dict[str, Metric] = {
-    "ace": Metric("ace", "ACE", False, lambda y, P, o: _scores._ace_batch(y, P, o["n_bins"])),
+    "ace": Metric("ace", "ACE", False,
+                  lambda y, P, o: _scores._ace_batch(y, P, o["n_bins"], o.get("order"))),
     "ece": Metric("ece", "ECE", False, lambda y, P, o: _scores._ece_batch(y, P, o["n_bins"])),
-    "auc": Metric("auc", "AUC", True, lambda y, P, o: _scores._auc_batch(y, P, o["auc_ties"])),
+    "auc": Metric("auc", "AUC", True,
+                  lambda y, P, o: _scores._auc_batch(y, P, o["auc_ties"], o.get("order"))),
     "accuracy": Metric("accuracy", "accuracy", True, lambda y, P, o: _scores._accuracy_batch(y, P)),
     "log_loss": Metric("log_loss", "log-loss", False, lambda y, P, o: _scores._log_loss_batch(y, P)),
 }
+#: metrics whose kernels sort each row of ``P`` the same (stable) way: one sort per block serves them
+_SORTING = ("ace", "auc")
 STATS = ("mean", "worst", "best", "median", "std", "nominal")
 RELATIVE_STATS = ("mean", "worst", "best", "median", "nominal", "wins")
 
@@ -112,7 +117,7 @@ class RobustnessReport:
         of AUC/accuracy); ``best`` (the other extreme); ``median``; ``std`` (sample standard
         deviation, ddof = 1); ``nominal`` (the score on the unperturbed test set).
         """
-        stats = _checked_stats(stats, STATS, "summary")
+        stats = _checked_names(stats, STATS, "stats", "summary")
         grouped = self.per_set.groupby(["scenario", "model", "metric"], observed=True)["value"]
         agg = grouped.agg(["mean", "min", "max", "median", "std"])
         up = np.array([METRICS[m].higher_is_better for m in agg.index.get_level_values("metric")])
@@ -143,20 +148,22 @@ class RobustnessReport:
         if baseline not in self.models:
             raise ParameterError(f"relative_to: baseline must be one of the models {list(self.models)}, "
                                  f"got {baseline!r}")
-        stats = _checked_stats(stats, RELATIVE_STATS, "relative_to")
+        stats = _checked_names(stats, RELATIVE_STATS, "stats", "relative_to")
         plain = [s for s in stats if s != "wins"]
         table = self.summary(plain or ["mean"])
         others = [m for m in self.models if m != baseline]
         out = {}
         for scenario in self.scenarios:
             base = table.loc[(scenario, baseline)]
+            wins = ({m: self._wins(m, scenario, others, baseline) for m in self.metrics}
+                    if "wins" in stats else {})  # one pivot per metric serves every model
             for model in others:
                 row = {}
                 for metric in self.metrics:
                     sign = 1.0 if METRICS[metric].higher_is_better else -1.0
                     for stat in stats:
                         if stat == "wins":
-                            row[(metric, stat)] = self._wins(metric, scenario, model, baseline)
+                            row[(metric, stat)] = float(wins[metric][model])
                         else:
                             v0, v = base[(metric, stat)], table.loc[(scenario, model), (metric, stat)]
                             with np.errstate(divide="ignore", invalid="ignore"):
@@ -167,10 +174,11 @@ class RobustnessReport:
         result.columns = pd.MultiIndex.from_tuples(result.columns, names=["metric", "stat"])
         return result
 
-    def _wins(self, metric: str, scenario: str, model: str, baseline: str) -> float:
+    def _wins(self, metric: str, scenario: str, models: List[str], baseline: str) -> "pd.Series":
+        """Per model: the fraction of the sets on which it scores strictly better than ``baseline``."""
         v = self.values(metric, scenario)
-        better = v[model] > v[baseline] if METRICS[metric].higher_is_better else v[model] < v[baseline]
-        return float(better.mean())
+        better = v[models].gt if METRICS[metric].higher_is_better else v[models].lt
+        return better(v[baseline], axis=0).mean()
 
     def to_markdown(self, table: Optional["pd.DataFrame"] = None, floatfmt: str = ".4f") -> str:
         """A markdown table of ``table`` (default: :meth:`summary`), index levels as leading columns.
@@ -279,16 +287,16 @@ def robustness_report(models, X_test, y_test, *, shifts=None, shift_model=None, 
     """
     if pd is None:  # pragma: no cover
         raise ImportError("robustness_report needs pandas")
-    if not hasattr(X_test, "iloc") or getattr(X_test, "ndim", 0) != 2:
+    if not _is_dataframe(X_test):
         raise DataError(f"robustness_report: X_test must be a pandas DataFrame, got {type(X_test).__name__}")
     named = _named_models(models)
-    metrics = _checked_metrics(metrics)
+    metrics = _checked_names(metrics, METRICS, "metrics", "robustness_report")
     options = {"n_bins": _scores.check_n_bins(n_bins, "robustness_report"),
                "auc_ties": _scores.check_auc_ties(auc_ties, "robustness_report")}
-    _check_int(batch_rows, "batch_rows")
+    _scores.positive_int(batch_rows, "batch_rows", "robustness_report")
     pos_label = _positive_label(named, pos_label)
     y = _targets(y_test, X_test, named, pos_label)
-    columns = {name: _proba_column(name, model, pos_label) for name, model in named.items()}
+    columns = {name: _proba_column(model, pos_label) for name, model in named.items()}
 
     if shifts is not None:
         given = {k: v for k, v in dict(shift_model=shift_model, n_sets=n_sets, scenarios=scenarios,
@@ -302,7 +310,7 @@ def robustness_report(models, X_test, y_test, *, shifts=None, shift_model=None, 
         if shift_model is None:
             raise ParameterError("robustness_report: pass shift_model= (a Calibration or a calibrated "
                                  "GroundMetric, see dk.simulate_shift) or shifts= (sets already drawn)")
-        root = _root_seed(seed)
+        root = seed_sequence(seed, "robustness_report")
         sets = {label: simulate_shift(X_test, shift_model, DEFAULT_N_SETS if n_sets is None else n_sets,
                                       seed=np.random.SeedSequence(root.entropy, spawn_key=root.spawn_key),
                                       scenario=scenario, amount=amount,
@@ -331,32 +339,22 @@ def _score_sets(models: Dict[str, object], columns: Dict[str, int], sets: Shifte
                 metrics: Tuple[str, ...], options: dict, batch_rows: int):
     """``({model: {metric: (K,) scores}}, {model: seconds in predict_proba})`` of one scenario."""
     n = y.shape[0]
-    per_block = max(1, batch_rows // n)
     parts = {name: {m: [] for m in metrics} for name in models}
     seconds = dict.fromkeys(models, 0.0)
-
-    def flush(frames: List["pd.DataFrame"]) -> None:
-        block = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+    for block in sets._blocks(max(1, batch_rows // n)):  # the sets' rows stacked, one DataFrame
         for name, model in models.items():
             start = time.perf_counter()
-            P = _predict(model, block, columns[name], name).reshape(len(frames), n)
+            P = _predict(model, block, columns[name], name).reshape(-1, n)
             seconds[name] += time.perf_counter() - start
             for m, values in _score_block(y, P, metrics, options).items():
                 parts[name][m].append(values)
-
-    frames: List["pd.DataFrame"] = []
-    for frame in sets:
-        frames.append(frame)
-        if len(frames) == per_block:
-            flush(frames)
-            frames = []
-    if frames:
-        flush(frames)
     return {name: {m: np.concatenate(v) for m, v in d.items()} for name, d in parts.items()}, seconds
 
 
 def _score_block(y: np.ndarray, P: np.ndarray, metrics: Tuple[str, ...],
                  options: dict) -> Dict[str, np.ndarray]:
+    if any(m in _SORTING for m in metrics):
+        options = dict(options, order=_scores.stable_order(P))
     return {m: METRICS[m].batch(y, P, options) for m in metrics}
 
 
@@ -379,8 +377,8 @@ def _long_table(results, models: List[str], scenarios: List[str], metrics: Tuple
     sizes = [len(v) for *_, v in blocks]
 
     def labels(values: List[str], position: int) -> "pd.Categorical":
-        codes = np.repeat([b[position] for b in blocks], sizes)
-        return pd.Categorical(codes, categories=values, ordered=True)
+        codes = np.repeat([values.index(b[position]) for b in blocks], sizes)
+        return pd.Categorical.from_codes(codes, categories=values, ordered=True)
 
     return pd.DataFrame({
         "model": labels(models, 1),
@@ -452,7 +450,7 @@ def _positive_label(models: Dict[str, object], pos_label):
     return pos_label
 
 
-def _proba_column(name: str, model, pos_label) -> int:
+def _proba_column(model, pos_label) -> int:
     return int(np.flatnonzero(np.asarray(model.classes_) == pos_label)[0])
 
 
@@ -473,34 +471,13 @@ def _targets(y_test, X_test, models: Dict[str, object], pos_label) -> np.ndarray
     return _scores.binary_targets(y, pos_label, where="robustness_report")
 
 
-def _checked_metrics(metrics) -> Tuple[str, ...]:
-    metrics = (metrics,) if isinstance(metrics, str) else tuple(metrics)
-    bad = [m for m in metrics if m not in METRICS]
-    if bad or not metrics or len(set(metrics)) != len(metrics):
-        raise ParameterError(f"robustness_report: metrics must be distinct names among {list(METRICS)}, "
-                             f"got {list(metrics)}")
-    return metrics
-
-
-def _checked_stats(stats, allowed: Sequence[str], where: str) -> Tuple[str, ...]:
-    stats = (stats,) if isinstance(stats, str) else tuple(stats)
-    if not stats or any(s not in allowed for s in stats) or len(set(stats)) != len(stats):
-        raise ParameterError(f"{where}: stats must be distinct names among {list(allowed)}, "
-                             f"got {list(stats)}")
-    return stats
-
-
-def _check_int(value, name: str) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, Integral) or value < 1:
-        raise ParameterError(f"robustness_report: {name} must be a positive integer, got {value!r}")
-    return int(value)
-
-
-def _root_seed(seed) -> np.random.SeedSequence:
-    try:
-        return seed_sequence(seed)
-    except ParameterError as exc:
-        raise ParameterError(str(exc).replace("simulate_shift", "robustness_report", 1)) from None
+def _checked_names(names, allowed, what: str, where: str) -> Tuple[str, ...]:
+    """``names`` (one name or several) as a tuple of distinct members of ``allowed``, not empty."""
+    names = (names,) if isinstance(names, str) else tuple(names)
+    if not names or any(s not in allowed for s in names) or len(set(names)) != len(names):
+        raise ParameterError(f"{where}: {what} must be distinct names among {list(allowed)}, "
+                             f"got {list(names)}")
+    return names
 
 
 def scenario_label(scenario: str, amount=None) -> str:

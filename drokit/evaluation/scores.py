@@ -12,11 +12,12 @@ positive class, ``n`` the number of samples, ``n_+`` / ``n_-`` the positives / n
 from __future__ import annotations
 
 from numbers import Integral, Real
-from typing import Tuple
+from typing import Optional, Tuple
 
 import numpy as np
 
 from ..exceptions import DataError, ParameterError
+from ..schema import _is_missing
 
 #: probabilities are clipped to ``[LOG_LOSS_EPS, 1 - LOG_LOSS_EPS]`` inside the log-loss
 LOG_LOSS_EPS = 1e-15
@@ -40,7 +41,7 @@ def binary_targets(y_true, pos_label=None, *, where: str = "score") -> np.ndarra
     if y.dtype.kind == "f" and np.isnan(y).any():
         first = int(np.flatnonzero(np.isnan(y))[0])
         raise DataError(f"{where}: y_true contains NaN (first at index {first})")
-    if y.dtype.kind == "O" and any(v is None or (isinstance(v, float) and np.isnan(v)) for v in y):
+    if y.dtype.kind == "O" and _is_missing(y).any():
         raise DataError(f"{where}: y_true contains missing values (None / NaN)")
     labels = np.unique(y)
     if labels.size > 2:
@@ -90,10 +91,15 @@ def _scores(values, n: int, name: str, where: str, probability: bool) -> np.ndar
     return s
 
 
+def positive_int(value, name: str, where: str) -> int:
+    """``value`` as an int >= 1 (not a bool); the check of ``n_bins``, ``n_sets`` and ``batch_rows``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, Integral) or value < 1:
+        raise ParameterError(f"{where}: {name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
 def check_n_bins(n_bins, where: str = "score") -> int:
-    if isinstance(n_bins, (bool, np.bool_)) or not isinstance(n_bins, Integral) or n_bins < 1:
-        raise ParameterError(f"{where}: n_bins must be a positive integer, got {n_bins!r}")
-    return int(n_bins)
+    return positive_int(n_bins, "n_bins", where)
 
 
 def check_auc_ties(ties, where: str = "roc_auc") -> str:
@@ -201,10 +207,16 @@ def _check_both_classes(y: np.ndarray, where: str) -> None:
 
 # ------------------------------------------------------------------------ batch kernels
 # ``y``: (n,) floats in {0, 1}, shared by every row; ``P``: (k, n) scores, one row per test set.
-def _ace_batch(y: np.ndarray, P: np.ndarray, n_bins: int) -> np.ndarray:
+# ``order``: ``stable_order(P)`` when the caller already has it (ACE and AUC sort the same way).
+def stable_order(P: np.ndarray) -> np.ndarray:
+    """The stable ascending sort of each row of ``P`` (tied scores keep their input order)."""
+    return np.argsort(P, axis=1, kind="stable")
+
+
+def _ace_batch(y: np.ndarray, P: np.ndarray, n_bins: int, order: Optional[np.ndarray] = None) -> np.ndarray:
     """ACE of each row (see :func:`adaptive_calibration_error`): ``(1/n) sum_b |sum_{B_b} (y - p)|``."""
     n = P.shape[1]
-    order = np.argsort(P, axis=1, kind="stable")
+    order = stable_order(P) if order is None else order
     residual = y[order] - np.take_along_axis(P, order, axis=1)
     sizes = np.array([len(part) for part in np.array_split(np.arange(n), n_bins)])
     starts = (np.cumsum(sizes) - sizes)[sizes > 0]
@@ -221,7 +233,8 @@ def _ece_batch(y: np.ndarray, P: np.ndarray, n_bins: int) -> np.ndarray:
     return np.abs(sums).sum(axis=1) / n
 
 
-def _auc_batch(y: np.ndarray, S: np.ndarray, ties: str = "half") -> np.ndarray:
+def _auc_batch(y: np.ndarray, S: np.ndarray, ties: str = "half",
+               order: Optional[np.ndarray] = None) -> np.ndarray:
     """AUC of each row (see :func:`roc_auc`); ``y`` must hold both classes.
 
     Sort each row; a positive at sorted position ``j`` in the tie group ``[first, last]`` beats the
@@ -229,7 +242,7 @@ def _auc_batch(y: np.ndarray, S: np.ndarray, ties: str = "half") -> np.ndarray:
     count of negatives, ``U = sum_pos (c[first-1] + w (c[last] - c[first-1]))``.
     """
     k, n = S.shape
-    order = np.argsort(S, axis=1, kind="stable")
+    order = stable_order(S) if order is None else order
     s = np.take_along_axis(S, order, axis=1)
     positive = y[order] > 0.5
     first, last = _tie_groups(s)

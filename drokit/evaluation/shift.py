@@ -25,7 +25,7 @@ misspecify (the paper has none; its code would clip them to 0.9999).
 from __future__ import annotations
 
 from numbers import Integral, Real
-from typing import Dict, Iterator
+from typing import Dict, Iterator, Tuple
 
 import numpy as np
 
@@ -33,6 +33,7 @@ from ..exceptions import DataError, ParameterError
 from ..metrics.calibration import Calibration, laplace_scale
 from ..metrics.ground import GroundMetric
 from ..schema import FeatureSchema, _is_dataframe, _unique_names
+from .scores import positive_int
 
 try:
     import pandas as pd
@@ -100,6 +101,29 @@ class ShiftedSets:
                 f"rows={self._x.shape[0]})")
 
     def __iter__(self) -> Iterator["pd.DataFrame"]:
+        for x, z in self._draws():
+            for s in range(x.shape[0]):
+                yield self._frame(x[s:s + 1], z[s:s + 1])
+
+    def _blocks(self, size: int) -> Iterator["pd.DataFrame"]:
+        """The sets ``size`` at a time (the last block may hold fewer), each block one DataFrame of its
+        sets' rows one after another (index ``0 .. k N - 1``; a block of one set has ``X``'s index):
+        what ``pd.concat(sets, ignore_index=True)`` gives, built from the draws without a frame per set."""
+        xs, zs, held = [], [], 0
+        for x, z in self._draws():
+            while x.shape[0]:
+                take = min(size - held, x.shape[0])
+                xs.append(x[:take])
+                zs.append(z[:take])
+                x, z, held = x[take:], z[take:], held + take
+                if held == size:
+                    yield self._frame(np.concatenate(xs), np.concatenate(zs))
+                    xs, zs, held = [], [], 0
+        if held:
+            yield self._frame(np.concatenate(xs), np.concatenate(zs))
+
+    def _draws(self) -> Iterator[Tuple[np.ndarray, np.ndarray]]:
+        """The draws of all the sets, chunk by chunk: values (k, N, n) and codes (k, N, m)."""
         num_rng = np.random.Generator(np.random.PCG64(self._seeds[0]))
         cat_rng = np.random.Generator(np.random.PCG64(self._seeds[1]))
         N, n = self._x.shape
@@ -107,10 +131,7 @@ class ShiftedSets:
         chunk = max(1, CHUNK_DRAWS // max(1, N * (2 * n + m)))
         for start in range(0, self.n_sets, chunk):
             k = min(chunk, self.n_sets - start)
-            x = self._perturb_numerical(num_rng, k)
-            z = self._perturb_categorical(cat_rng, k)
-            for s in range(k):
-                yield self._frame(x[s], z[s])
+            yield self._perturb_numerical(num_rng, k), self._perturb_categorical(cat_rng, k)
 
     # ------------------------------------------------------------------ draws
     def _perturb_numerical(self, rng: np.random.Generator, k: int) -> np.ndarray:
@@ -136,19 +157,19 @@ class ShiftedSets:
 
     # ----------------------------------------------------------------- frames
     def _column_builder(self, j: int):
-        """A function (numerical block, codes) -> the column ``j`` with ``X``'s dtype."""
+        """A function (numerical block, codes, number of sets stacked) -> column ``j``, ``X``'s dtype."""
         schema, X = self._schema, self._X
         series = X.iloc[:, j]
         dtype = series.dtype
         if j in schema.numerical:
             k = schema.numerical.index(j)
-            if self._b[k] == 0:  # immutable: the column itself
+            if self._b[k] == 0:  # immutable: the column itself, once per set
                 values = series.to_numpy()
-                return lambda x, z: values
+                return lambda x, z, sets: values if sets == 1 else np.tile(values, sets)
             if dtype.kind == "f" and not isinstance(dtype, np.dtype):  # pandas Float32/Float64
-                return lambda x, z: pd.array(x[:, k], dtype=dtype)
+                return lambda x, z, sets: pd.array(x[:, k], dtype=dtype)
             keep = dtype if dtype.kind == "f" else np.dtype(float)  # noise makes integers real
-            return lambda x, z: x[:, k].astype(keep, copy=False)
+            return lambda x, z, sets: x[:, k].astype(keep, copy=False)
         k = schema.categorical.index(j)
         levels = schema.categories[k]
         if isinstance(dtype, pd.CategoricalDtype):
@@ -157,19 +178,22 @@ class ShiftedSets:
                 missing = [levels[i] for i in np.flatnonzero(where < 0)][:5]
                 raise DataError(f"simulate_shift: levels {missing} of column {schema.feature_names[j]!r} "
                                 f"are not among the column's categories {list(dtype.categories)[:10]}")
-            return lambda x, z: pd.Categorical.from_codes(where[z[:, k]], dtype=dtype)
+            return lambda x, z, sets: pd.Categorical.from_codes(where[z[:, k]], dtype=dtype)
         values = np.empty(len(levels), dtype=object)
         values[:] = levels
         if isinstance(dtype, np.dtype) and dtype.kind == "O":
-            return lambda x, z: values[z[:, k]]
+            return lambda x, z, sets: values[z[:, k]]
         if isinstance(dtype, np.dtype):  # bool, ...
-            return lambda x, z: values[z[:, k]].astype(dtype)
-        return lambda x, z: pd.array(values[z[:, k]], dtype=dtype)  # str, string, boolean, ...
+            return lambda x, z, sets: values[z[:, k]].astype(dtype)
+        return lambda x, z, sets: pd.array(values[z[:, k]], dtype=dtype)  # str, string, boolean, ...
 
     def _frame(self, x: np.ndarray, z: np.ndarray) -> "pd.DataFrame":
-        X = self._X
-        data = {i: build(x, z) for i, build in enumerate(self._columns)}
-        out = pd.DataFrame(data, index=X.index)  # copies: no set shares memory with X or another set
+        """The DataFrame of ``k`` sets stacked, from values (k, N, n) and codes (k, N, m)."""
+        X, (sets, N) = self._X, x.shape[:2]
+        x, z = x.reshape(sets * N, x.shape[2]), z.reshape(sets * N, z.shape[2])  # -1 fails on 0 columns
+        data = {i: build(x, z, sets) for i, build in enumerate(self._columns)}
+        index = X.index if sets == 1 else pd.RangeIndex(sets * N)
+        out = pd.DataFrame(data, index=index)  # copies: no set shares memory with X or another set
         out.columns = X.columns
         return out
 
@@ -205,8 +229,7 @@ def simulate_shift(X, model, n_sets: int, seed=None, scenario: str = "expected",
     if not _is_dataframe(X):
         raise DataError(f"simulate_shift: X must be a pandas DataFrame, got {type(X).__name__}; wrap an "
                         f"array with pd.DataFrame(X, columns=...)")
-    if isinstance(n_sets, (bool, np.bool_)) or not isinstance(n_sets, Integral) or n_sets < 1:
-        raise ParameterError(f"simulate_shift: n_sets must be a positive integer, got {n_sets!r}")
+    positive_int(n_sets, "n_sets", "simulate_shift")
     if scenario not in SCENARIOS:
         raise ParameterError(f"simulate_shift: scenario must be one of {SCENARIOS}, got {scenario!r}")
     amount = _checked_amount(scenario, amount)
@@ -256,16 +279,17 @@ def _scenario_rho(rho: Dict[str, float], floor: Dict[str, float], scenario: str,
     return out
 
 
-def seed_sequence(seed) -> np.random.SeedSequence:
+def seed_sequence(seed, where: str = "simulate_shift") -> np.random.SeedSequence:
     """The :class:`numpy.random.SeedSequence` of a seed argument (None, an int >= 0, a SeedSequence or a
-    Generator, from which 4 words are drawn); the shift simulator and the robustness report share it."""
+    Generator, from which 4 words are drawn); the shift simulator and the robustness report (``where``,
+    the name in the error message) share it."""
     if isinstance(seed, np.random.Generator):
         return np.random.SeedSequence(seed.integers(0, 2**63, size=4).tolist())
     if isinstance(seed, np.random.SeedSequence):
         return seed
     if seed is None or (isinstance(seed, Integral) and not isinstance(seed, (bool, np.bool_)) and seed >= 0):
         return np.random.SeedSequence(seed)
-    raise ParameterError(f"simulate_shift: seed must be None, an int >= 0, a SeedSequence or a numpy "
+    raise ParameterError(f"{where}: seed must be None, an int >= 0, a SeedSequence or a numpy "
                          f"Generator, got {seed!r}")
 
 
