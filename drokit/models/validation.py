@@ -11,6 +11,7 @@ import numpy as np
 from sklearn.exceptions import DataConversionWarning
 
 from ..exceptions import DataError, ParameterError
+from ..schema import _is_missing
 
 try:
     import pandas as pd
@@ -48,19 +49,13 @@ def as_1d(y, n_samples: int) -> np.ndarray:
     return y
 
 
-def _missing(y: np.ndarray) -> np.ndarray:
-    if pd is not None:
-        return np.asarray(pd.isna(y), dtype=bool)
-    return np.array([v is None or (isinstance(v, float) and np.isnan(v)) for v in y])
-
-
 def encode_binary_labels(y, n_samples: int) -> Tuple[np.ndarray, np.ndarray]:
     """Map two classes to -1/+1 (``classes[0] -> -1``, ``classes[1] -> +1``); returns (y_pm1, classes)."""
     y = as_1d(y, n_samples)
     if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
         raise DataError(f"y has {int((~np.isfinite(y)).sum())} NaN/inf value(s)")
-    if y.dtype == object and _missing(y).any():
-        raise DataError(f"y has {int(_missing(y).sum())} missing value(s)")
+    if y.dtype == object and _is_missing(y).any():
+        raise DataError(f"y has {int(_is_missing(y).sum())} missing value(s)")
     try:
         classes = np.unique(y)
     except TypeError:  # labels of mixed, unorderable types (e.g. 1 and "a")
