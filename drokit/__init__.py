@@ -17,7 +17,7 @@ calibration      GroundMetric.calibrated(X, rho_numerical=, rho_categorical=) (s
                  radius_from_theta; drokit.metrics: calibrate, numerical_weight, categorical_weight,
                  round_weights, sample_certainty
 losses           drokit.losses: Logistic, Hinge, SmoothHinge, Huber, Pinball, EpsilonInsensitive, Absolute
-ambiguity sets   Wasserstein
+ambiguity sets   Wasserstein, OTMoment (optimal transport with a moment constraint, blanchet2024)
 estimators       DROClassifier, DRORegressor
 problems         Problem -> CompiledProblem (.program, .solve(), .to_cvxpy(), .to_picos()) -> FitResult
 conic layer      drokit.conic: ConicProgram, ProgramBuilder
@@ -29,6 +29,9 @@ evaluation       worst_case_value (enumeration LP), worst_case_value_oracle (DP 
                  robustness_report(models, X_test, y_test, shift_model=..., n_sets=...) -> RobustnessReport
                  (ACE, AUC, accuracy, log-loss per perturbed set: mean / worst tables, box plots);
                  drokit.evaluation: adaptive_calibration_error, roc_auc, accuracy, log_loss
+stability        stability(model, X, y, risk=r, ambiguity=OTMoment(theta1=, theta2=, divergence=)):
+                 the OT-with-moment criterion R (blanchet2024) with the most sensitive distribution;
+                 feature_stability (R_j per feature, ranked), stability_curve (R over a grid of r)
 model selection  cross_validate_grid(estimator, X, y, {radius|theta|kappa|param: [...]},
                  backend="loky"|"dask") -> SweepResult; GridSearchCV reaches ambiguity__radius etc.
 data             drokit.datasets: load (16 UCI sets), load_german_credit
@@ -36,9 +39,9 @@ errors           DrokitError, ParameterError, DataError, ProblemTooLargeError, S
 """
 
 from . import conic, datasets, evaluation, losses, model_selection, solvers
-from .ambiguity import Wasserstein
-from .evaluation import (RobustnessReport, robustness_report, simulate_shift, worst_case, worst_case_value,
-                         worst_case_value_oracle)
+from .ambiguity import OTMoment, Wasserstein
+from .evaluation import (RobustnessReport, feature_stability, robustness_report, simulate_shift, stability,
+                         stability_curve, worst_case, worst_case_value, worst_case_value_oracle)
 from .exceptions import (DataError, DrokitError, ParameterError, ProblemTooLargeError, SolverError,
                          SolverNotAvailableError)
 from .metrics import GroundMetric, LabelCost, MismatchCost, NormCost, radius_from_theta
@@ -47,7 +50,8 @@ from .models import CompiledProblem, DROClassifier, DRORegressor, FitResult, Pro
 
 __version__ = "0.1.0"
 
-__all__ = ["GroundMetric", "NormCost", "MismatchCost", "LabelCost", "radius_from_theta", "Wasserstein",
+__all__ = ["GroundMetric", "NormCost", "MismatchCost", "LabelCost", "radius_from_theta", "Wasserstein", "OTMoment",
+           "stability", "feature_stability", "stability_curve",
            "losses", "DROClassifier", "DRORegressor", "Problem", "CompiledProblem", "FitResult",
            "worst_case", "worst_case_value", "worst_case_value_oracle", "simulate_shift",
            "robustness_report", "RobustnessReport", "cross_validate_grid", "SweepResult", "FitFailedError",

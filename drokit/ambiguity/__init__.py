@@ -1,5 +1,6 @@
 """Ambiguity sets."""
 
+from .ot_moment import OTMoment
 from .wasserstein import Wasserstein
 
-__all__ = ["Wasserstein"]
+__all__ = ["Wasserstein", "OTMoment"]

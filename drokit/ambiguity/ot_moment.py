@@ -1,0 +1,122 @@
+"""Optimal transport with a moment constraint (blanchet2024 Def. 1 and eq. (2.1)): the perturbation model
+of the stability criterion.
+
+Samples live in the lifted space ``(z, w)``: ``z`` the data point, ``w >= 0`` its probability weight
+(density), with ``E[W] = 1``.  Moving ``(z_hat, 1)`` to ``(z, w)`` costs
+
+    c((z, w), (z_hat, 1)) = theta1 * w * d(z, z_hat) + theta2 * phi(w)                 (2.1)
+
+* ``d`` is the ground metric, here ``d = ||Gamma (x - x_hat)||_2^2 + D(z, z_hat) + kappa 1[y != y_hat]``:
+  the SQUARED weighted Euclidean cost on numerical features (the paper's ``||x - x_hat||_2^2``),
+  drokit's per-feature mismatch cost ``D`` on categorical features and the label cost (``inf`` by
+  default: labels never move, as in the paper);
+* ``phi`` is the divergence of the reweighting: KL ``phi(t) = t log t - t + 1`` or chi-square
+  ``phi(t) = (t - 1)^2``;
+* ``theta1`` prices data corruption (moving samples), ``theta2`` sub-population shift (reweighting);
+  ``theta1 = inf`` is pure reweighting, ``theta2 = inf`` pure corruption (blanchet2024 Remark 2).
+  The paper ties them by ``1/theta1 + 1/theta2 = C`` with ``C = 5`` (:meth:`OTMoment.from_budget_split`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..exceptions import ParameterError
+from ..metrics.costs import LabelCost, MismatchCost, NormCost
+from ..metrics.ground import GroundMetric
+from ..params import ParamsMixin
+
+DIVERGENCES = ("kl", "chi2")
+
+
+def squared_euclidean_metric() -> GroundMetric:
+    """The paper's cost: ``||x - x'||_2^2`` on numerical features, unit mismatch cost per categorical
+    feature, labels never move."""
+    return GroundMetric(numerical=NormCost(p=2), categorical=MismatchCost(), label=LabelCost())
+
+
+def _theta(value, name: str) -> float:
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        raise ParameterError(f"OTMoment {name} must be a positive number or np.inf, got {value!r}") from None
+    if not (out > 0):  # also rejects NaN
+        raise ParameterError(f"OTMoment {name} must be > 0 (np.inf switches that perturbation off), "
+                             f"got {value!r}")
+    return out
+
+
+class OTMoment(ParamsMixin):
+    """OT-with-moment perturbation set ``M_c`` of blanchet2024 (cost (2.1)), for :func:`drokit.stability`.
+
+    Parameters
+    ----------
+    metric : :class:`~drokit.GroundMetric` ``d`` whose numerical part is a ``NormCost(p=2)`` (used
+        squared); default :func:`squared_euclidean_metric`.  Weights ``inf`` make a feature immutable.
+    theta1 : weight of data corruption (``w d``), ``> 0``; ``np.inf``: samples never move.
+    theta2 : weight of the reweighting divergence ``phi(w)``, ``> 0``; ``np.inf``: weights stay 1.
+    divergence : ``"kl"`` or ``"chi2"``.
+
+    Example::
+
+        amb = dk.OTMoment(theta1=1.0, theta2=0.25)                  # the paper's Section 4.2 setting
+        amb = dk.OTMoment.from_budget_split(C=5, corruption_share=0.5)  # theta1 = theta2 = 0.4
+    """
+
+    DEFAULT_COMPONENTS = {"metric": squared_euclidean_metric}
+
+    def __init__(self, metric: GroundMetric | None = None, theta1: float = 1.0, theta2: float = 1.0,
+                 divergence: str = "kl"):
+        self.metric = metric
+        self.theta1 = theta1
+        self.theta2 = theta2
+        self.divergence = divergence
+
+    @classmethod
+    def from_budget_split(cls, C: float = 5.0, corruption_share: float = 0.5, *,
+                          metric: GroundMetric | None = None, divergence: str = "kl") -> "OTMoment":
+        """``theta1, theta2`` with ``1/theta1 + 1/theta2 = C`` (blanchet2024 §2.1, ``C = 5`` in all its
+        experiments): ``1/theta1 = C * share`` and ``1/theta2 = C * (1 - share)``.  ``share = 0`` is pure
+        reweighting (``theta1 = inf``), ``share = 1`` pure corruption (``theta2 = inf``)."""
+        try:
+            C, share = float(C), float(corruption_share)
+        except (TypeError, ValueError):
+            raise ParameterError(f"from_budget_split needs numbers, got C={C!r}, "
+                                 f"corruption_share={corruption_share!r}") from None
+        if not (np.isfinite(C) and C > 0):
+            raise ParameterError(f"from_budget_split C must be a positive finite number, got {C!r}")
+        if not (0.0 <= share <= 1.0):
+            raise ParameterError(f"from_budget_split corruption_share must be in [0, 1], got "
+                                 f"{corruption_share!r}")
+        theta1 = np.inf if share == 0 else 1.0 / (C * share)
+        theta2 = np.inf if share == 1 else 1.0 / (C * (1.0 - share))
+        return cls(metric=metric, theta1=theta1, theta2=theta2, divergence=divergence)
+
+    # ------------------------------------------------------------ validation
+    def validated(self) -> tuple:
+        """``(theta1, theta2, divergence)`` checked: positive, not both infinite, a known divergence."""
+        theta1, theta2 = _theta(self.theta1, "theta1"), _theta(self.theta2, "theta2")
+        if np.isinf(theta1) and np.isinf(theta2):
+            raise ParameterError("OTMoment theta1 and theta2 are both inf: nothing can be perturbed "
+                                 "(set at least one finite)")
+        divergence = str(self.divergence).lower()
+        if divergence not in DIVERGENCES:
+            raise ParameterError(f"OTMoment divergence must be one of {list(DIVERGENCES)}, "
+                                 f"got {self.divergence!r}")
+        return theta1, theta2, divergence
+
+    def validated_metric(self) -> GroundMetric:
+        from ..params import component
+        metric = component(self, "metric")
+        if not isinstance(metric, GroundMetric):
+            raise ParameterError(f"OTMoment metric must be a drokit GroundMetric, got {type(metric).__name__}")
+        p = metric._parts()[0].validated_p()
+        if p != 2:
+            raise ParameterError(f"OTMoment uses the squared Euclidean cost on numerical features "
+                                 f"(blanchet2024 eq. (2.1)): its metric's numerical NormCost must have p=2, "
+                                 f"got p={p!r}")
+        return metric
+
+    def __repr__(self) -> str:
+        return (f"OTMoment(metric={self.metric!r}, theta1={self.theta1!r}, theta2={self.theta2!r}, "
+                f"divergence={self.divergence!r})")
