@@ -95,12 +95,12 @@ class DPOracle(SeparationOracle):
             G = new
         return sign * G, choices  # total gain (signed back), reachable budgets are finite
 
-    def _backtrack(self, choices, final_index: np.ndarray) -> np.ndarray:
-        """Which mutable features change, per sample, for the chosen final budget index."""
-        N = self.n_samples
-        changed = np.zeros((N, self.mutable.size), dtype=bool)
-        j = final_index.copy()
-        rows = np.arange(N)
+    def _backtrack(self, choices, final_index: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+        """Which mutable features change, per sample (or for the samples ``rows``), for the chosen final
+        budget index."""
+        rows = np.arange(self.n_samples) if rows is None else np.asarray(rows, dtype=int)
+        changed = np.zeros((rows.size, self.mutable.size), dtype=bool)
+        j = np.asarray(final_index).copy()
         for k in range(self.mutable.size - 1, -1, -1):
             took = choices[k][rows, j]
             changed[:, k] = took

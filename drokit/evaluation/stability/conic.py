@@ -71,6 +71,7 @@ from ...conic.builder import Affine, ProgramBuilder
 from ...conic.program import ConicProgram
 from ...exceptions import DataError, ParameterError, SolverError
 from ...solvers import get_backend
+from .dual import _validated
 from ...solvers.base import OPTIMAL, UNBOUNDED, UNBOUNDED_INACCURATE, solve_with_retries
 
 DIVERGENCES = ("kl", "chi2")
@@ -104,21 +105,6 @@ class ConicStability:
 
 
 # ----------------------------------------------------------------------------------- validation
-def _check_theta(name: str, theta, allow_inf: bool) -> float:
-    try:
-        theta = float(theta)
-    except (TypeError, ValueError):
-        raise ParameterError(f"{name} must be a positive number, got {theta!r}") from None
-    if np.isnan(theta) or theta <= 0:
-        raise ParameterError(f"{name} must be positive (> 0), got {theta!r}")
-    if np.isinf(theta) and not allow_inf:
-        raise ParameterError(
-            f"{name} = inf (pure data corruption, no reweighting) is not covered by the conic programs of "
-            "blanchet2024 Theorems 2-3; use a finite theta2 or the corruption-only dual "
-            "R = sup_h h r - mean_i L_i(h)")
-    return theta
-
-
 def _check_inputs(margins, pieces, slope_sq_norm, risk, theta1, theta2, divergence):
     m = np.asarray(margins, dtype=float)
     if m.ndim != 1 or m.size == 0:
@@ -143,17 +129,12 @@ def _check_inputs(margins, pieces, slope_sq_norm, risk, theta1, theta2, divergen
         raise ParameterError(f"slope_sq_norm must be a number, got {slope_sq_norm!r}") from None
     if not np.isfinite(S) or S < 0:
         raise ParameterError(f"slope_sq_norm must be finite and >= 0, got {slope_sq_norm!r}")
-    try:
-        r = float(risk)
-    except (TypeError, ValueError):
-        raise ParameterError(f"risk must be a number, got {risk!r}") from None
-    if not np.isfinite(r):
-        raise ParameterError(f"risk must be finite, got {risk!r}")
-    theta1 = _check_theta("theta1", theta1, allow_inf=True)
-    theta2 = _check_theta("theta2", theta2, allow_inf=False)
-    div = str(divergence).lower()
-    if div not in DIVERGENCES:
-        raise ParameterError(f"divergence must be one of {DIVERGENCES}, got {divergence!r}")
+    r, theta1, theta2, div = _validated(risk, theta1, theta2, divergence)
+    if np.isinf(theta2):
+        raise ParameterError(
+            "theta2 = inf (pure data corruption, no reweighting) is not covered by the conic programs of "
+            "blanchet2024 Theorems 2-3; use a finite theta2 or the corruption-only dual "
+            "R = sup_h h r - mean_i L_i(h) (method='dual')")
     return m, a, b, S, r, theta1, theta2, div
 
 

@@ -155,7 +155,7 @@ class LinearModelAdversary(Adversary):
                 sel = extreme == e
                 if not sel.any():
                     continue
-                changed = _backtrack_rows(oracle, choices, budget[sel], samples[sel])
+                changed = oracle._backtrack(choices, budget[sel], rows=samples[sel])
                 level_column = 1 if e == 0 else 3
                 for t, l in enumerate(oracle.mutable):
                     moved = changed[:, t]
@@ -177,15 +177,3 @@ class LinearModelAdversary(Adversary):
         frame["y"] = y_new
         return frame
 
-
-def _backtrack_rows(oracle, choices, final_index: np.ndarray, samples: np.ndarray) -> np.ndarray:
-    """Which mutable features change for the given samples at the given final budget indices
-    (the DP oracle's backtracking restricted to some rows)."""
-    changed = np.zeros((samples.size, oracle.mutable.size), dtype=bool)
-    j = np.asarray(final_index).copy()
-    for k in range(oracle.mutable.size - 1, -1, -1):
-        took = choices[k][samples, j]
-        changed[:, k] = took
-        prev_stay, prev_change = oracle._predecessors[k]
-        j = np.where(took, prev_change[j], prev_stay[j])
-    return changed
