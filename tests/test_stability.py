@@ -335,3 +335,26 @@ def test_infeasible_and_zero_statuses():
     assert res.status == "zero" and res.value == 0
     res = solve_stability(FixedLosses([0.0, 1.0]), risk=1.0, theta1=np.inf, theta2=1.0)
     assert res.status == "boundary" and res.value == pytest.approx(np.log(2), rel=1e-9)
+
+
+@pytest.mark.parametrize("divergence", ["kl", "chi2"])
+@pytest.mark.parametrize("loss", ["logistic", "zero_one"])
+def test_integer_sample_weights_equal_duplicated_rows(divergence, loss):
+    """P0 with weights (2, 1, 3, ...) is the empirical distribution of the data with rows repeated."""
+    from sklearn.linear_model import LogisticRegression
+    X, y = _blobs(n=20, seed=4)
+    lr = LogisticRegression().fit(X, y)
+    counts = np.random.default_rng(0).integers(0, 4, size=len(y))
+    counts[0] = 1
+    amb = dk.OTMoment(theta1=0.7, theta2=0.3, divergence=divergence)
+    r = 0.45 if loss == "zero_one" else 0.6
+    weighted = dk.stability(lr, X, y, risk=r, ambiguity=amb, loss=loss, sample_weight=counts)
+    repeated = dk.stability(lr, np.repeat(X, counts, axis=0), np.repeat(y, counts), risk=r, ambiguity=amb,
+                            loss=loss)
+    assert weighted.value == pytest.approx(repeated.value, rel=1e-9, abs=1e-13)
+    assert weighted.nominal_risk == pytest.approx(repeated.nominal_risk, rel=1e-12)
+    assert weighted.gap == pytest.approx(0, abs=1e-10)
+    assert weighted.atoms["mass"].sum() == pytest.approx(1.0)
+    assert set(weighted.atoms["sample"]) <= set(np.flatnonzero(counts))
+    with pytest.raises(dk.DataError, match="sample_weight"):
+        dk.stability(lr, X, y, risk=r, ambiguity=amb, sample_weight=-counts)

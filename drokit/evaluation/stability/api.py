@@ -255,7 +255,7 @@ METHODS = ("dual", "conic")
 
 
 def stability(model, X, y, risk: float, ambiguity: OTMoment | None = None, *, loss=None, schema=None,
-              method: str = "dual", steps: int = 100, verbose: bool = False,
+              sample_weight=None, method: str = "dual", steps: int = 100, verbose: bool = False,
               xtol: float = 1e-13) -> StabilityResult:
     """The stability criterion ``R(beta, r)`` of a fitted model (blanchet2024 (P)).
 
@@ -282,6 +282,8 @@ def stability(model, X, y, risk: float, ambiguity: OTMoment | None = None, *, lo
         measures the error rate (linear classifiers).
     schema : the :class:`~drokit.schema.FeatureSchema` a non-drokit model was fitted with (inferred from
         ``X`` by default).
+    sample_weight : weights of the evaluation samples (``P0 = sum_i p_i delta_i``, ``p`` normalized);
+        uniform by default.
     method : ``"dual"`` (default: the one-dimensional dual, every model) or ``"conic"`` (the corrected
         Theorems 2 / 3 through drokit's conic layer and Clarabel: a cross-check for linear models with a
         max-affine loss, numerical features only and ``theta2 < inf``; no distribution is recovered).
@@ -302,8 +304,11 @@ def stability(model, X, y, risk: float, ambiguity: OTMoment | None = None, *, lo
     bound = bind_model(model, X, y, amb, loss=loss, schema=schema, steps=steps)
     adversary = bound.adversary()
     if method == "conic":
+        if sample_weight is not None:
+            raise ParameterError("method='conic' takes no sample_weight; use method='dual'")
         return _conic(bound, adversary, risk, theta1, theta2, divergence)
-    res = solve_stability(adversary, risk, theta1, theta2, divergence, verbose=verbose, xtol=xtol)
+    res = solve_stability(adversary, risk, theta1, theta2, divergence, verbose=verbose, xtol=xtol,
+                          sample_weight=sample_weight)
     res.notes.extend(bound.notes)
     return res
 
@@ -359,8 +364,8 @@ class FeatureStability:
 
 
 def feature_stability(model, X, y, risk: float, ambiguity: OTMoment | None = None, *,
-                      features: Optional[Sequence[str]] = None, loss=None, schema=None, steps: int = 100,
-                      include_full: bool = True, verbose: bool = False) -> FeatureStability:
+                      features: Optional[Sequence[str]] = None, loss=None, schema=None, sample_weight=None,
+                      steps: int = 100, include_full: bool = True, verbose: bool = False) -> FeatureStability:
     """``R_j(beta, r)`` for each feature ``j``: the criterion when only feature ``j`` may be perturbed (its
     own weight in the metric; every other feature and the label fixed; blanchet2024 §2.4).  A categorical
     feature is perturbed as one feature (its levels at its mismatch cost), not as one-hot columns.
@@ -381,7 +386,8 @@ def feature_stability(model, X, y, risk: float, ambiguity: OTMoment | None = Non
     results: Dict[str, StabilityResult] = {}
     rows = []
     for i, name in enumerate(names):
-        res = solve_stability(bound.adversary(only=name), risk, theta1, theta2, divergence, points=False)
+        res = solve_stability(bound.adversary(only=name), risk, theta1, theta2, divergence, points=False,
+                              sample_weight=sample_weight)
         results[name] = res
         kind = bound.feature_kinds[bound.feature_names.index(name)]
         rows.append(dict(feature=name, kind=kind, value=res.value, status=res.status, h=res.h,
@@ -389,8 +395,8 @@ def feature_stability(model, X, y, risk: float, ambiguity: OTMoment | None = Non
         if verbose:
             print(f"  feature {i + 1}/{len(names)} {name!r}: R = {res.value:.6g} ({res.status})")
     table = pd.DataFrame(rows).sort_values("value", kind="stable").reset_index(drop=True)
-    full = solve_stability(bound.adversary(), risk, theta1, theta2, divergence, points=False) \
-        if include_full else None
+    full = solve_stability(bound.adversary(), risk, theta1, theta2, divergence, points=False,
+                           sample_weight=sample_weight) if include_full else None
     return FeatureStability(table=table, full=full, results=results)
 
 
@@ -411,7 +417,7 @@ class StabilityCurve:
 
 
 def stability_curve(model, X, y, risks: Sequence[float], ambiguity: OTMoment | None = None, *, loss=None,
-                    schema=None, steps: int = 100, verbose: bool = False) -> StabilityCurve:
+                    schema=None, sample_weight=None, steps: int = 100, verbose: bool = False) -> StabilityCurve:
     """``R(beta, r)`` for every ``r`` in ``risks`` (sorted), each solve warm-started at the previous ``h*``."""
     amb = _ambiguity(ambiguity)
     theta1, theta2, divergence = amb.validated()
@@ -424,7 +430,8 @@ def stability_curve(model, X, y, risks: Sequence[float], ambiguity: OTMoment | N
     results: List[Optional[StabilityResult]] = [None] * risks.size
     h = None
     for count, i in enumerate(order):
-        res = solve_stability(adversary, risks[i], theta1, theta2, divergence, h_start=h, points=False)
+        res = solve_stability(adversary, risks[i], theta1, theta2, divergence, h_start=h, points=False,
+                              sample_weight=sample_weight)
         results[i] = res
         if res.status == "finite" and res.h > 0:
             h = res.h

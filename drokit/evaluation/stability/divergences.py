@@ -17,7 +17,8 @@ large numbers (the boundary case ``r -> r_max`` sends ``h -> inf``):
   where ``a = alpha + h r`` solves ``mean_i w_i = 1`` (A.3), found exactly by sorting;
 * ``theta2 = inf`` (pure corruption): ``G(h) = -mean_i s_i`` and ``w = 1``.
 
-In all three cases ``dG/dh = r - mean_i w_i l(z_i*)`` (Danskin), nonincreasing in ``h``.
+In all three cases ``dG/dh = r - mean_i w_i l(z_i*)`` (Danskin), nonincreasing in ``h``.  With sample weights
+(a reference distribution ``P0 = sum_i p_i delta_{z_i}``) every ``mean_i`` is ``sum_i p_i``.
 """
 
 from __future__ import annotations
@@ -40,37 +41,39 @@ def chi2_phi(w: np.ndarray) -> np.ndarray:
     return (np.asarray(w, dtype=float) - 1.0) ** 2
 
 
-def chi2_offset(u: np.ndarray) -> float:
-    """The ``c`` with ``mean_i (u_i + c)_+ = 1`` (unique: the left side increases from 0 to inf).
+def chi2_offset(u: np.ndarray, p: np.ndarray) -> float:
+    """The ``c`` with ``sum_i p_i (u_i + c)_+ = 1`` (unique: the left side increases from 0 to inf).
 
-    Sort ``u`` descending; with the top ``k`` active, ``c_k = (n - S_k) / k``; the answer is ``c_k`` for the
-    largest ``k`` with ``u_(k) + c_k > 0``.  ``O(n log n)``.
+    Sort ``u`` descending; with the top ``k`` active, ``c_k = (1 - sum_{j<=k} p_j u_j) / sum_{j<=k} p_j``; the
+    answer is ``c_k`` for the largest ``k`` with ``u_(k) + c_k > 0``.  ``O(n log n)``.
     """
-    n = u.size
-    order = np.sort(u)[::-1]
-    k = np.arange(1, n + 1)
-    c = (n - np.cumsum(order)) / k
-    active = order + c > 0
-    last = int(np.flatnonzero(active)[-1]) if active.any() else 0
+    order = np.argsort(-u, kind="stable")
+    us, ps = u[order], p[order]
+    mass = np.cumsum(ps)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        c = (1.0 - np.cumsum(ps * us)) / mass
+    active = (mass > 0) & (us + c > 0)
+    last = int(np.flatnonzero(active)[-1]) if active.any() else int(np.flatnonzero(mass > 0)[0])
     return float(c[last])
 
 
-def reweight(shifted: np.ndarray, theta2: float, divergence: str) -> Tuple[float, np.ndarray, float]:
-    """``(G, w, a)`` for shifted values ``s = L - h r``: the dual value at this ``h``, the optimal weights
-    (mean 1) and the optimal shifted multiplier ``a = alpha + h r`` (``nan`` when ``theta2 = inf``)."""
+def reweight(shifted: np.ndarray, theta2: float, divergence: str,
+             p: np.ndarray) -> Tuple[float, np.ndarray, float]:
+    """``(G, w, a)`` for shifted values ``s = L - h r`` under the reference probabilities ``p`` (``1/n`` for
+    the empirical distribution): the dual value at this ``h``, the optimal weights (``sum p w = 1``) and the
+    optimal shifted multiplier ``a = alpha + h r`` (``nan`` when ``theta2 = inf``)."""
     s = np.asarray(shifted, dtype=float)
-    n = s.size
     if np.isinf(theta2):
-        return float(-np.mean(s)), np.ones(n), float("nan")
+        return float(-(p @ s)), np.ones(s.size), float("nan")
     if divergence == "kl":
-        lse = float(logsumexp(s / theta2) - np.log(n))
+        lse = float(logsumexp(s / theta2, b=p))
         w = np.exp(s / theta2 - lse)
         return -theta2 * lse, w, -theta2 * lse
     u = s / (2.0 * theta2) + 1.0
-    c = chi2_offset(u)
+    c = chi2_offset(u, p)
     w = np.maximum(u + c, 0.0)
     a = 2.0 * theta2 * c
-    return float(a + theta2 - theta2 * np.mean(w ** 2)), w, a
+    return float(a + theta2 - theta2 * (p @ w ** 2)), w, a
 
 
 def divergence_cost(w: np.ndarray, divergence: str) -> np.ndarray:

@@ -33,7 +33,7 @@ import numpy as np
 from scipy.optimize import brentq
 
 from ...ambiguity.ot_moment import DIVERGENCES, _theta
-from ...exceptions import ParameterError
+from ...exceptions import DataError, ParameterError
 from .adversaries import Adversary, Response
 from .divergences import divergence_cost, reweight
 from .result import StabilityResult
@@ -62,7 +62,7 @@ class _Evaluation:
     __slots__ = ("h", "response", "G", "w", "a", "slope")
 
     def __init__(self, adversary: Adversary, h: float, risk: float, theta1: float, theta2: float,
-                 divergence: str, side: int):
+                 divergence: str, side: int, p: np.ndarray):
         self.h = h
         resp = adversary.respond(h, theta1, side)
         self.response = resp
@@ -72,8 +72,8 @@ class _Evaluation:
         if not np.all(np.isfinite(shifted)):  # beyond the loss's h limit: G = -inf, G' = -inf
             self.G, self.w, self.a, self.slope = -np.inf, None, np.nan, -np.inf
             return
-        self.G, self.w, self.a = reweight(shifted, theta2, divergence)
-        self.slope = float(risk - np.mean(self.w * resp.loss))
+        self.G, self.w, self.a = reweight(shifted, theta2, divergence, p)
+        self.slope = float(risk - p @ (self.w * resp.loss))
 
 
 def _validated(risk, theta1, theta2, divergence):
@@ -95,7 +95,7 @@ def _validated(risk, theta1, theta2, divergence):
 def solve_stability(adversary: Adversary, risk: float, theta1: float = 1.0, theta2: float = 1.0,
                     divergence: str = "kl", *, xtol: float = 1e-13, max_iter: int = 300,
                     h_start: Optional[float] = None, verbose: bool = False,
-                    points: bool = True) -> StabilityResult:
+                    points: bool = True, sample_weight=None) -> StabilityResult:
     """``R(beta, r)`` for the perturbations of ``adversary`` (see the module docstring).
 
     Parameters
@@ -108,27 +108,31 @@ def solve_stability(adversary: Adversary, risk: float, theta1: float = 1.0, thet
     h_start : first multiplier tried when bracketing (a warm start along a curve); default 1.
     verbose : print the bracketing and root-finding steps.
     points : attach the moved points' feature values to the atoms (when the adversary has features).
+    sample_weight : nonnegative weights of the samples (the reference distribution is
+        ``P0 = sum_i p_i delta_{z_i}`` with ``p = sample_weight / sum``); uniform by default.
     """
     t0 = time.perf_counter()
     r, theta1, theta2, div = _validated(risk, theta1, theta2, divergence)
     n = adversary.n_samples
+    p = reference_probabilities(sample_weight, n)
     log: Callable = print if verbose else (lambda *a, **k: None)
 
     def evaluate(h: float, side: int = 1) -> _Evaluation:
-        return _Evaluation(adversary, h, r, theta1, theta2, div, side)
+        return _Evaluation(adversary, h, r, theta1, theta2, div, side, p)
 
-    nominal = float(np.mean(adversary.nominal_losses()))
+    nominal = float(p @ adversary.nominal_losses())
     sup = np.asarray(adversary.sup_losses(theta1), dtype=float)
-    r_max = float(np.max(sup) if np.isfinite(theta2) else np.mean(sup))
+    with np.errstate(invalid="ignore"):
+        r_max = float(np.max(sup[p > 0]) if np.isfinite(theta2) else np.sum(np.where(p > 0, p * sup, 0.0)))
     base = dict(risk=r, nominal_risk=nominal, max_risk=r_max, theta1=theta1, theta2=theta2,
                 divergence=div, method=type(adversary).__name__)
 
     at_zero = evaluate(0.0, side=1)
-    free_risk = float(np.mean(at_zero.response.loss))  # risk reachable at zero cost
+    free_risk = float(p @ at_zero.response.loss)  # risk reachable at zero cost
     if r <= free_risk + RISK_TOL * (1.0 + abs(free_risk)):
         res = StabilityResult(value=0.0, status="zero", h=0.0, alpha=0.0 if np.isfinite(theta2) else np.nan,
                               **base)
-        return _finish(res, adversary, at_zero, None, 0.0, theta1, theta2, div, r, n, t0, 0, points)
+        return _finish(res, adversary, at_zero, None, theta1, theta2, div, r, p, t0, 0, points)
     if r > r_max + RISK_TOL * (1.0 + abs(r_max)):
         return StabilityResult(value=np.inf, status="infeasible", time=time.perf_counter() - t0,
                                notes=[f"risk {r:.6g} is above the largest achievable risk {r_max:.6g}: no "
@@ -153,7 +157,7 @@ def solve_stability(adversary: Adversary, risk: float, theta1: float = 1.0, thet
         if h >= H_MAX:
             res = StabilityResult(value=float(trial.G), status="boundary", h=h, alpha=trial.a - h * r,
                                   notes=[boundary_note + f" (value at h = {h:.1e})"], **base)
-            return _finish(res, adversary, trial, None, 0.0, theta1, theta2, div, r, n, t0, iterations, points)
+            return _finish(res, adversary, trial, None, theta1, theta2, div, r, p, t0, iterations, points)
         h = min(4.0 * h, 0.5 * (h + h_lim))
     # ---- Brent's method on the nonincreasing slope, remembering the tightest bracket it evaluates
     bracket = {"lo": lo, "hi": hi, "calls": 0}
@@ -188,8 +192,7 @@ def solve_stability(adversary: Adversary, risk: float, theta1: float = 1.0, thet
     res = StabilityResult(value=float(star.G), status="boundary" if at_boundary else "finite", h=star.h,
                           alpha=star.a - star.h * r if np.isfinite(theta2) else np.nan,
                           notes=[boundary_note] if at_boundary else [], **base)
-    return _finish(res, adversary, star, (left, right), None, theta1, theta2, div, r, n, t0, iterations,
-                   points)
+    return _finish(res, adversary, star, (left, right), theta1, theta2, div, r, p, t0, iterations, points)
 
 
 def _same(a: Response, b: Response) -> np.ndarray:
@@ -197,11 +200,24 @@ def _same(a: Response, b: Response) -> np.ndarray:
     return (np.abs(a.loss - b.loss) <= SAME_POINT_TOL * scale) & (np.abs(a.cost - b.cost) <= SAME_POINT_TOL * scale)
 
 
-def _finish(res: StabilityResult, adversary: Adversary, star: _Evaluation, sides, tau_fixed, theta1, theta2,
-            div, r, n, t0, iterations, points) -> StabilityResult:
+def reference_probabilities(sample_weight, n: int) -> np.ndarray:
+    """``p = sample_weight / sum`` (uniform ``1/n`` by default), validated."""
+    if sample_weight is None:
+        return np.full(n, 1.0 / n)
+    w = np.asarray(sample_weight, dtype=float)
+    if w.shape != (n,):
+        raise DataError(f"sample_weight must have one entry per sample ({n}), got shape {w.shape}")
+    if not np.all(np.isfinite(w)) or np.any(w < 0) or not w.sum() > 0:
+        raise DataError("sample_weight must be finite, >= 0 and not all 0")
+    return w / w.sum()
+
+
+def _finish(res: StabilityResult, adversary: Adversary, star: _Evaluation, sides, theta1, theta2,
+            div, r, p, t0, iterations, points) -> StabilityResult:
     """Weights, (split) atoms, primal cost and diagnostics of the distribution at ``star``."""
     import pandas as pd
 
+    n = p.size
     w = star.w
     base = star.response
     split = np.zeros(n, dtype=bool)
@@ -213,20 +229,21 @@ def _finish(res: StabilityResult, adversary: Adversary, star: _Evaluation, sides
         other = right.response
         split = ~_same(left.response, right.response)
         if split.any():
-            A = float(np.mean(w * left.response.loss))
-            B = float(np.mean(w * np.where(split, right.response.loss, left.response.loss)))
+            A = float(p @ (w * left.response.loss))
+            B = float(p @ (w * np.where(split, right.response.loss, left.response.loss)))
             tau = float(np.clip((r - A) / (B - A), 0.0, 1.0)) if B != A else 0.0
         else:
             base = star.response
-    mass_base = np.full(n, 1.0 / n)
+    mass_base = p.copy()
     mass_base[split] *= 1.0 - tau
     idx = np.arange(n)
     frames = [dict(sample=idx, mass=mass_base, weight=w, loss=base.loss, cost=base.cost)]
     if split.any() and tau > 0:
         s = np.flatnonzero(split)
-        frames.append(dict(sample=s, mass=np.full(s.size, tau / n), weight=w[s], loss=other.loss[s],
+        frames.append(dict(sample=s, mass=p[s] * tau, weight=w[s], loss=other.loss[s],
                            cost=other.cost[s]))
     atoms = pd.concat([pd.DataFrame(f) for f in frames], ignore_index=True)
+    keep = atoms["mass"].to_numpy() > 0  # samples of zero reference weight carry no atom
     atoms["moved"] = atoms["cost"].to_numpy() > 0
     if points:
         moved_frames = [adversary.points(base.choice, idx)]
@@ -235,16 +252,17 @@ def _finish(res: StabilityResult, adversary: Adversary, star: _Evaluation, sides
         if all(f is not None for f in moved_frames):
             feats = pd.concat(moved_frames, ignore_index=True)
             atoms = pd.concat([atoms, feats], axis=1)
+    atoms = atoms[keep]
     atoms = atoms.sort_values(["sample", "mass"], ascending=[True, False], kind="stable").reset_index(drop=True)
     mass = atoms["mass"].to_numpy()
     weight = atoms["weight"].to_numpy()
     move_cost = 0.0 if np.isinf(theta1) else theta1 * float(np.sum(mass * weight * atoms["cost"].to_numpy()))
-    reweight_cost = 0.0 if np.isinf(theta2) else theta2 * float(np.mean(divergence_cost(w, div)))
+    reweight_cost = 0.0 if np.isinf(theta2) else theta2 * float(p @ divergence_cost(w, div))
     res.weights = w
     res.atoms = atoms
     res.dual_value = float(star.G)
     res.primal_cost = move_cost + reweight_cost
-    res.mean_weight = float(np.mean(w))
+    res.mean_weight = float(p @ w)
     res.attained_risk = float(np.sum(mass * weight * atoms["loss"].to_numpy()))
     res.iterations = int(iterations)
     res.time = time.perf_counter() - t0
