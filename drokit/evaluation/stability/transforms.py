@@ -90,7 +90,7 @@ def _newton_root(g, dg, lo, hi, iters: int = 100, tol: float = 1e-14):
         d = dg(x)
         with np.errstate(divide="ignore", invalid="ignore"):
             step = x - gx / d
-        inside = (d > 0) & (step > lo) & (step < hi)
+        inside = (d > 0) & (step >= lo) & (step <= hi)  # a step onto a bracket end is the root itself
         x_new = np.where(inside, step, 0.5 * (lo + hi))
         width = np.abs(x_new - x)
         x = x_new
