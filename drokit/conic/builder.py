@@ -170,6 +170,15 @@ class ProgramBuilder:
                           shape=(size, self.n))
         return Affine(M, np.zeros(size))
 
+    def get(self, name: str) -> Affine:
+        """The variables of an existing block ``name`` as an identity affine expression."""
+        if name not in self.variables:
+            raise KeyError(f"no variable {name!r}")
+        sl = self.variables[name]
+        size = sl.stop - sl.start
+        M = sp.csr_matrix((np.ones(size), (np.arange(size), np.arange(sl.start, sl.stop))), shape=(size, self.n))
+        return Affine(M, np.zeros(size))
+
     def aux(self, prefix: str, size: int) -> Affine:
         """An auxiliary variable block with a fresh, unique name ``prefix#k``."""
         k = 0

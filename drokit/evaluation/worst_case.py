@@ -72,6 +72,7 @@ def lambda_floor(inst: DROInstance, coef: np.ndarray) -> float:
 def worst_case_value(inst: DROInstance, intercept: float, coef: np.ndarray,
                      rows: ConfigurationRows | None = None) -> WorstCaseValue:
     """Exact worst-case risk of the fixed model (enumerating all configuration rows by default)."""
+    inst = inst.evaluated_at(coef)
     if rows is None:
         if inst.radius == 0:
             rows = enumerate_configurations(inst, nominal_only=True)
@@ -126,6 +127,7 @@ def worst_case_value_oracle(inst: DROInstance, intercept: float, coef: np.ndarra
     always an upper bound on ``WC(beta)`` (and equal to it at convergence, within ``tol``).
     """
     from ..oracles.dp import DPOracle
+    inst = inst.evaluated_at(coef)
     if oracle is None:
         oracle = DPOracle(inst)
     N = inst.n_samples

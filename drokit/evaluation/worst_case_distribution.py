@@ -450,6 +450,7 @@ def worst_case_from_instance(inst: DROInstance, intercept: float, coef: np.ndarr
     ``classes``: the user's two class labels (``classes[0] <-> -1``, ``classes[1] <-> +1``) for the
     ``label`` column; ``None`` reports the encoded labels.
     """
+    inst = inst.evaluated_at(coef)  # an adversarial loss at this model: the plain attacked loss
     if method not in METHODS:
         raise ParameterError(f"method must be one of {list(METHODS)}, got {method!r}")
     t0 = time.perf_counter()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Union
 
 from ..exceptions import ParameterError
+from .adversarial import Adversarial, AttackedLoss
 from .base import CLASSIFICATION, REGRESSION, Loss
 from .builtin import Absolute, EpsilonInsensitive, Huber, Hinge, Logistic, Pinball, SmoothHinge
 
@@ -33,5 +34,5 @@ def get_loss(loss: Union[str, Loss]) -> Loss:
         f"unknown loss {loss!r}; pass a drokit.losses.Loss object or one of {loss_names()}")
 
 
-__all__ = ["Loss", "Logistic", "Hinge", "SmoothHinge", "Huber", "Pinball", "EpsilonInsensitive",
+__all__ = ["Adversarial", "AttackedLoss", "Loss", "Logistic", "Hinge", "SmoothHinge", "Huber", "Pinball", "EpsilonInsensitive",
            "Absolute", "get_loss", "loss_names", "CLASSIFICATION", "REGRESSION"]

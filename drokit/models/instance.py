@@ -115,6 +115,16 @@ class DROInstance:
         return replace(self, data=replace(self.data, Z=Z), metric=replace(self.metric, delta=delta),
                        fixed_zero=np.union1d(self.fixed_zero, columns).astype(int))
 
+    def evaluated_at(self, coef: np.ndarray) -> "DROInstance":
+        """The instance at a fixed model: an adversarial loss becomes the plain loss of the attacked
+        argument (:meth:`drokit.losses.Adversarial.at` with shift ``alpha ||beta_x||_{p*}``); other
+        instances are returned as they are.  Every fixed-model routine (oracles, certificates, worst-case
+        evaluation) works on this instance."""
+        at = getattr(self.loss, "at", None)
+        if at is None:
+            return self
+        return replace(self, loss=at(self.loss.shift(np.asarray(coef, dtype=float)[: self.n_numerical])))
+
     def mutable_categorical(self) -> np.ndarray:
         """Categorical features (schema positions) that can change: finite weight and >= 2 levels."""
         return np.flatnonzero(np.isfinite(self.metric.delta) & (self.schema.levels > 1))

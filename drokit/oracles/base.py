@@ -95,3 +95,28 @@ def one_row_per_sample(inst: "DROInstance", Z: np.ndarray, distance: np.ndarray,
     empty = ConfigurationRows(np.zeros(0, int), np.zeros((0, Z.shape[1]), int), np.zeros(0),
                               np.zeros(0, bool))
     return Separation(rows=rows, violation=violation, near=empty)
+
+
+class ModelBoundOracle:
+    """An oracle whose instance is re-bound to each model it separates: for an adversarial loss the loss of
+    a configuration row depends on the model through the attack shift ``alpha ||beta_x||_*``
+    (:meth:`~drokit.models.instance.DROInstance.evaluated_at`), so the oracle evaluates the attacked loss of
+    the model it is asked about.  Everything else is delegated."""
+
+    def __init__(self, oracle, inst: "DROInstance"):
+        self.oracle = oracle
+        self.base = inst
+
+    def _bind(self, coef) -> None:
+        self.oracle.inst = self.base.evaluated_at(coef)
+
+    def separate(self, intercept, coef, *args, **kwargs):
+        self._bind(coef)
+        return self.oracle.separate(intercept, coef, *args, **kwargs)
+
+    def upper_bound(self, intercept, coef, *args, **kwargs):
+        self._bind(coef)
+        return self.oracle.upper_bound(intercept, coef, *args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self.oracle, name)

@@ -171,6 +171,10 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
     """Run the loop; raises :class:`SolverError` if the first master cannot be solved."""
     from ...evaluation.worst_case import lambda_floor
     options.validate()
+    adversarial = hasattr(inst.loss, "at")
+    if adversarial:  # the attacked loss depends on the model: bind the oracle to each model it separates
+        from ...oracles.base import ModelBoundOracle
+        oracle = ModelBoundOracle(oracle, inst)
     if log is None:
         log = (lambda msg: print(msg, file=sys.stderr, flush=True)) if options.verbose else (lambda msg: None)
     work = enumerate_configurations(inst, nominal_only=True)  # z = z_n, label kept
@@ -191,7 +195,7 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
     # masters on degenerate optima already reach only with retries); the user's options take precedence
     solver_options = {**backend.accuracy_options(max(options.gap_tol / 10, 1e-8)), **dict(solver_options or {})}
     phase_one_time = 0.0
-    if options.phase_one:
+    if options.phase_one and not adversarial:  # phase 1's Newton model has no attack-shift term
         first = phase_one(inst, oracle, log=log if options.verbose else None)
         upper = first.upper_bound
         phase_one_time = first.seconds

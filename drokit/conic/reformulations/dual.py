@@ -88,10 +88,15 @@ def build_dual_program(inst: DROInstance, rows: ConfigurationRows, *, radius_zer
 
 def declare_parameters(pb: ProgramBuilder, inst: DROInstance) -> Tuple[Affine, Optional[Affine], Affine]:
     """The variables every exact program shares, in this order: ``coef`` (encoded features),
-    ``intercept`` (if fitted) and the per-sample epigraph ``s``; the result reader finds them by name."""
+    ``intercept`` (if fitted) and the per-sample epigraph ``s`` (and, for an adversarial loss, its attack
+    shift ``attack``); the result reader finds them by name."""
     coef = pb.var("coef", inst.schema.n_encoded)
     intercept = pb.var("intercept", 1) if inst.fit_intercept else None
-    return coef, intercept, pb.var("s", inst.n_samples)
+    s = pb.var("s", inst.n_samples)
+    declare = getattr(inst.loss, "declare", None)
+    if declare is not None:  # an adversarial loss: its attack shift tau >= alpha ||beta_x||_* (thesis Obs. 7)
+        declare(pb, coef[np.arange(inst.n_numerical)])
+    return coef, intercept, s
 
 
 def linear_score(coef: Affine, intercept: Optional[Affine], design: sp.spmatrix) -> Affine:

@@ -165,7 +165,8 @@ def bind_model(model, X, y, ambiguity: OTMoment, *, loss=None, schema=None, step
         return _bind_mlp(model, X, y, metric, schema, loss, steps)
     if isinstance(model, _DROLinearModel):
         inst, intercept, coef, classes = _bind_model(model, X, y, ball, None, None)
-        stability_loss = resolve_stability_loss(loss) if loss is not None else inst.loss
+        # an adversarially trained model's risk is of its plain loss (the attack is a training device)
+        stability_loss = resolve_stability_loss(loss) if loss is not None else getattr(inst.loss, "inner", inst.loss)
     elif hasattr(model, "coef_") and hasattr(model, "intercept_"):
         if loss is None:
             loss = _default_sklearn_loss(model)
