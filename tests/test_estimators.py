@@ -42,8 +42,11 @@ TOL = 1e-6
 
 
 def _expected_failed_checks(estimator):
-    # Nothing fails; keep the hook so that a check that cannot apply is documented here, with why.
-    return {}
+    # A check that cannot apply is documented here, with why.
+    return {"check_sample_weight_equivalence_on_dense_data":
+            "weighted and repeated-row fits have the same optimal VALUE (tests/test_sample_weight.py, 1e-6), "
+            "but the check compares predictions to 1e-7: the conic solver's tolerance is ~1e-8 on the "
+            "objective, and with hinge / pinball the optimal model is not unique (an LP face)"}
 
 
 @parametrize_with_checks(

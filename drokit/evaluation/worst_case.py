@@ -87,7 +87,7 @@ def worst_case_value(inst: DROInstance, intercept: float, coef: np.ndarray,
     N = inst.n_samples
     lam_min = lambda_floor(inst, coef)
     if inst.radius == 0:
-        # the ball is {P_N} (moves of cost 0 included): each sample's mass 1/N on its costless, label-kept
+        # the ball is {P_N} (moves of cost 0 included): each sample's mass p_n (1/N) on its costless, label-kept
         # row of largest loss -- the observed row itself when ``rows`` are the nominal ones
         nominal = np.flatnonzero((rows.cost == 0) & ~rows.flip)
         order = nominal[np.lexsort((-losses[nominal], rows.sample[nominal]))]
@@ -97,15 +97,15 @@ def worst_case_value(inst: DROInstance, intercept: float, coef: np.ndarray,
         per = np.full(N, -np.inf)
         per[rows.sample[first]] = losses[first]
         mass = np.zeros(rows.size)
-        mass[first] = 1.0 / N
-        return WorstCaseValue(float(per.mean()), np.inf, lam_min, rows, losses, mass)
+        mass[first] = inst.p[rows.sample[first]]
+        return WorstCaseValue(float(inst.p @ per), np.inf, lam_min, rows, losses, mass)
     if not np.isfinite(lam_min):
         return WorstCaseValue(np.inf, np.inf, lam_min, rows, losses, np.zeros(rows.size))
     K = rows.size
     # variables [lambda, s_1..s_N]; rows: -c_k lambda - s_{n_k} <= -l_k
     A = sp.hstack([sp.csr_matrix(-rows.cost.reshape(-1, 1)),
                    sp.csr_matrix((-np.ones(K), (np.arange(K), rows.sample)), shape=(K, N))], format="csr")
-    c = np.concatenate([[inst.radius], np.full(N, 1.0 / N)])
+    c = np.concatenate([[inst.radius], inst.p])
     bounds = [(lam_min, None)] + [(None, None)] * N
     res = linprog(c, A_ub=A, b_ub=-losses, bounds=bounds, method="highs")
     if res.status != 0:
@@ -140,8 +140,9 @@ def worst_case_value_oracle(inst: DROInstance, intercept: float, coef: np.ndarra
 
     def line(lam):
         sep = oracle.separate(intercept, coef, lam, zeros)
-        value = lam * inst.radius + float(np.mean(sep.violation))
-        slope = inst.radius - float(np.mean(sep.rows.cost))
+        p = inst.p[sep.rows.sample]
+        value = lam * inst.radius + float(p @ sep.violation)
+        slope = inst.radius - float(p @ sep.rows.cost)
         return value, slope, sep
 
     lo = (lam_min, *line(lam_min))

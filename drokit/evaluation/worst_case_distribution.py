@@ -265,6 +265,7 @@ class _EnumeratedRows:
         order = np.argsort(rows.sample, kind="stable")
         self.rows = take_rows(rows, order)
         self.N = inst.n_samples
+        self.p = inst.p
         self.per = self.rows.size // self.N
         if self.per * self.N != self.rows.size:  # pragma: no cover - enumeration invariant
             raise RuntimeError("configuration rows are not equally many per sample")
@@ -287,6 +288,7 @@ class _OracleRows:
         self.oracle = oracle if oracle is not None else DPOracle(inst)
         self.intercept, self.coef = float(intercept), np.asarray(coef, dtype=float)
         self.zeros = np.zeros(inst.n_samples)
+        self.p = inst.p
 
     def __call__(self, lam: float) -> Tuple[ConfigurationRows, np.ndarray]:
         sep = self.oracle.separate(self.intercept, self.coef, lam, self.zeros)
@@ -296,8 +298,11 @@ class _OracleRows:
 
 # ============================================================================ the 1-D problem
 def _point(argmax: Callable, lam: float, eps: float) -> _Point:
+    """``F(lam) = lam eps + sum_n p_n phi_n`` and its slope ``eps - sum_n p_n c_n`` (one row per sample;
+    ``p = argmax.p``, the sample probabilities)."""
     rows, phi = argmax(lam)
-    return _Point(float(lam), float(lam * eps + np.mean(phi)), float(eps - np.mean(rows.cost)), rows)
+    q = argmax.p[rows.sample]
+    return _Point(float(lam), float(lam * eps + q @ phi), float(eps - q @ rows.cost), rows)
 
 
 def _minimize_F(argmax: Callable, eps: float, lam_min: float, tol: float = 1e-13,
@@ -350,11 +355,11 @@ def _minimize_F(argmax: Callable, eps: float, lam_min: float, tol: float = 1e-13
 
 
 def _knapsack(c_left: np.ndarray, l_left: np.ndarray, c_right: np.ndarray, l_right: np.ndarray,
-              eps: float, lam_min: float) -> np.ndarray:
+              eps: float, lam_min: float, p: np.ndarray) -> np.ndarray:
     """Fraction of each sample's mass moved from its right (low-cost) row to its left (high-cost) row.
 
     The exact optimum of the transport LP restricted to these two rows per sample: a fractional
-    knapsack over the budget left by the right rows, items of value ``dl / N`` and weight ``dc / N``,
+    knapsack over the budget left by the right rows, items of value ``p_n dl`` and weight ``p_n dc``,
     taken by decreasing ratio while the ratio is ``>= lam_min`` (the value of unused budget).  At most
     one fractional item.
     """
@@ -363,13 +368,13 @@ def _knapsack(c_left: np.ndarray, l_left: np.ndarray, c_right: np.ndarray, l_rig
     frac = np.zeros(N)
     free = (dc <= 0) & (dl > 0)  # a gain without extra cost (impossible for exact maximizers)
     frac[free] = 1.0
-    budget = eps - (c_right.sum() + dc[free].sum()) / N
+    budget = eps - (p @ c_right + p[free] @ dc[free])
     cand = np.flatnonzero((dc > 0) & (dl > 0))
     ratio = dl[cand] / dc[cand]
     keep = ratio >= lam_min * (1.0 - 1e-12)
     cand, ratio = cand[keep], ratio[keep]
     order = cand[np.argsort(-ratio, kind="stable")]
-    weight = dc[order] / N
+    weight = dc[order] * p[order]
     cum = np.cumsum(weight)
     if budget <= 0 or order.size == 0:
         return frac
@@ -464,7 +469,8 @@ def worst_case_from_instance(inst: DROInstance, intercept: float, coef: np.ndarr
     lam_min = lambda_floor(inst, coef)
     nominal = enumerate_configurations(inst, nominal_only=True)
     nominal_losses = row_losses(inst, nominal, intercept, coef)
-    nominal_risk = float(np.mean(nominal_losses))
+    p = inst.p
+    nominal_risk = float(p @ nominal_losses)
     notes: List[str] = []
 
     def finish(value, lam, rows, mass, losses, costs, lower, limit, used_method, evaluations):
@@ -474,7 +480,7 @@ def worst_case_from_instance(inst: DROInstance, intercept: float, coef: np.ndarr
                        notes=notes)
 
     if eps == 0:  # the empirical distribution itself
-        return finish(nominal_risk, np.inf, nominal, np.full(N, 1.0 / N), nominal_losses, np.zeros(N),
+        return finish(nominal_risk, np.inf, nominal, p.copy(), nominal_losses, np.zeros(N),
                       nominal_risk, None, "nominal", 0)
     if not np.isfinite(lam_min):
         limit = _limiting_direction(inst, intercept, coef, lam_min, eps, None)
@@ -505,8 +511,8 @@ def worst_case_from_instance(inst: DROInstance, intercept: float, coef: np.ndarr
     best = None
     for point in left_points():
         l_rows, l_cost, l_loss = rows_and_values(point)
-        frac = _knapsack(l_cost, l_loss, r_cost, r_loss, eps, lam_min)
-        mass_l, mass_r = frac / N, (1.0 - frac) / N
+        frac = _knapsack(l_cost, l_loss, r_cost, r_loss, eps, lam_min, p)
+        mass_l, mass_r = frac * p, (1.0 - frac) * p
         expected = float(mass_l @ l_loss + mass_r @ r_loss)
         used = float(mass_l @ l_cost + mass_r @ r_cost)
         left_over = max(eps - used, 0.0)
@@ -589,7 +595,7 @@ def _result(inst: DROInstance, classes, *, value, nominal_risk, lam, lam_min, ro
 
 
 # ============================================================================ the public entry point
-def _bind_model(model, X, y, ambiguity, schema, loss):
+def _bind_model(model, X, y, ambiguity, schema, loss, sample_weight=None):
     """The :class:`DROInstance` of the evaluation data under ``model``'s encoding, plus its parameters."""
     from sklearn.utils.validation import check_is_fitted
     from sklearn.exceptions import NotFittedError
@@ -667,12 +673,13 @@ def _bind_model(model, X, y, ambiguity, schema, loss):
             _, classes = encode_binary_labels(y, n_rows)
     elif y is None:
         raise DataError("y is required: the worst-case risk is of the loss on (X, y)")
-    inst = problem.bind(X, y, schema=schema, handle_unknown=handle_unknown, classes=classes)
+    inst = problem.bind(X, y, schema=schema, handle_unknown=handle_unknown, classes=classes,
+                        sample_weight=sample_weight)
     return inst, intercept, coef, classes
 
 
 def worst_case(model, X, y, ambiguity=None, *, method: str = "auto", schema=None,
-               loss=None) -> WorstCaseResult:
+               loss=None, sample_weight=None) -> WorstCaseResult:
     """Worst-case risk of a fitted model over a Wasserstein ball around ``(X, y)`` and a worst-case
     distribution that attains it (or approaches it: ``attained=False``).
 
@@ -699,6 +706,8 @@ def worst_case(model, X, y, ambiguity=None, *, method: str = "auto", schema=None
     method : ``"enumeration"`` (all configuration rows, exact; small problems), ``"oracle"`` (the DP
         separation oracle, exact, any size) or ``"auto"`` (enumeration up to
         ``AUTO_ENUMERATION_ROWS`` rows, else the oracle).
+    sample_weight : weights of the rows of ``X`` (the ball is around ``sum_n p_n delta_n``); uniform by
+        default.
 
     Returns
     -------
@@ -707,5 +716,5 @@ def worst_case(model, X, y, ambiguity=None, *, method: str = "auto", schema=None
     """
     if method not in METHODS:
         raise ParameterError(f"method must be one of {list(METHODS)}, got {method!r}")
-    inst, intercept, coef, classes = _bind_model(model, X, y, ambiguity, schema, loss)
+    inst, intercept, coef, classes = _bind_model(model, X, y, ambiguity, schema, loss, sample_weight)
     return worst_case_from_instance(inst, intercept, coef, method=method, classes=classes)

@@ -87,14 +87,15 @@ class _DROLinearModel(BaseEstimator):
         return X
 
     # ------------------------------------------------------------------- fit
-    def _fit(self, X, y):
+    def _fit(self, X, y, sample_weight=None):
         self._validate_params()
         X = self._check_input(X)
         if getattr(X, "shape", (0,))[0] == 0:
             raise ValueError("Found array with 0 sample(s) while a minimum of 1 is required.")
         cp = self._problem().compile(X, y, self.method, categorical_features=self.categorical_features,
                                      categories=self.categories,
-                                     max_configurations=int(self.max_configurations))
+                                     max_configurations=int(self.max_configurations),
+                                     sample_weight=sample_weight)
         schema = cp.instance.schema
         result = cp.solve(solver=self.solver, solver_options=self.solver_options,
                           on_inaccurate=self.on_inaccurate, verbose=bool(self.verbose),
@@ -184,12 +185,13 @@ class DROClassifier(ClassifierMixin, _DROLinearModel):
                  max_configurations=MAX_CONFIGURATIONS, method_options=None, verbose=False):
         self._store_params(locals())
 
-    def fit(self, X, y):
-        """Fit the model; returns ``self``."""
+    def fit(self, X, y, sample_weight=None):
+        """Fit the model; returns ``self``.  ``sample_weight``: nonnegative weights of the samples (the
+        nominal distribution ``P_N = sum_n p_n delta_n``, ``p = w / sum(w)``; the ball is around it)."""
         X = self._check_input(X)
         y = as_1d(y, X.shape[0])  # once, so that a column vector warns once
         _, classes = encode_binary_labels(y, X.shape[0])
-        result = self._fit(X, y)
+        result = self._fit(X, y, sample_weight)
         self.classes_ = classes
         self.coef_ = result.coef.reshape(1, -1)
         self.intercept_ = np.array([result.intercept])
@@ -244,9 +246,9 @@ class DRORegressor(RegressorMixin, _DROLinearModel):
                  max_configurations=MAX_CONFIGURATIONS, method_options=None, verbose=False):
         self._store_params(locals())
 
-    def fit(self, X, y):
-        """Fit the model; returns ``self``."""
-        result = self._fit(X, y)
+    def fit(self, X, y, sample_weight=None):
+        """Fit the model; returns ``self``.  ``sample_weight`` as :meth:`DROClassifier.fit`."""
+        result = self._fit(X, y, sample_weight)
         self.coef_ = result.coef.copy()
         self.intercept_ = float(result.intercept)
         return self

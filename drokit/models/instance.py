@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import List, Tuple
+from typing import List, Optional, Tuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -45,10 +45,24 @@ class DROInstance:
     fit_intercept: bool = True
     #: positions in ``coef`` that every exact program fixes at 0 (see :meth:`fitting_view`)
     fixed_zero: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int))
+    #: probabilities ``p_n`` of the samples in the nominal distribution ``P_N = sum_n p_n delta_n``
+    #: (``None``: uniform ``1/N``); set from ``fit(..., sample_weight=w)`` as ``w / sum(w)``
+    sample_weight: Optional[np.ndarray] = None
 
     @property
     def n_samples(self) -> int:
         return self.data.n_samples
+
+    @property
+    def p(self) -> np.ndarray:
+        """Sample probabilities of the nominal distribution (``1/N`` each unless weighted)."""
+        if self.sample_weight is None:
+            return np.full(self.n_samples, 1.0 / self.n_samples)
+        return self.sample_weight
+
+    @property
+    def weighted(self) -> bool:
+        return self.sample_weight is not None
 
     @property
     def n_numerical(self) -> int:

@@ -19,7 +19,7 @@ from ..ambiguity.wasserstein import Wasserstein
 from ..conic.reformulations import MAX_CONFIGURATIONS, CompiledProgram, compile_instance
 from ..oracles import count_configuration_rows, make_oracle
 from ..params import component
-from ..exceptions import ParameterError, SolverError
+from ..exceptions import DataError, ParameterError, SolverError
 from ..losses import Loss, get_loss
 from ..losses.base import CLASSIFICATION, REGRESSION
 from ..losses.builtin import Logistic
@@ -75,13 +75,15 @@ class Problem:
 
     def bind(self, X, y, *, categorical_features=None, categories="auto",
              schema: Optional[FeatureSchema] = None, handle_unknown: str = "error",
-             classes=None) -> DROInstance:
+             classes=None, sample_weight=None) -> DROInstance:
         """Encode the data and resolve the metric: everything a compile path needs.
 
         ``classes``: the two class labels (``classes[0] -> -1``, ``classes[1] -> +1``) to encode ``y``
         with, e.g. a fitted model's ``classes_`` when evaluating it on other data (which may then hold one
         class only; a label outside ``classes`` raises :class:`~drokit.DataError`); by default the
-        labels are taken from ``y`` (+-1 as they are, otherwise the larger of two labels is +1)."""
+        labels are taken from ``y`` (+-1 as they are, otherwise the larger of two labels is +1).
+        ``sample_weight``: nonnegative weights of the samples; the nominal distribution is then
+        ``P_N = sum_n p_n delta_n`` with ``p = sample_weight / sum(sample_weight)``."""
         loss = self.resolved_loss()
         task = self.resolved_task()
         amb = self.resolved_ambiguity()
@@ -100,17 +102,37 @@ class Problem:
             y_enc = check_target(y, data.n_samples)
         resolved = metric.resolve(schema)
         return DROInstance(loss=loss, task=task, schema=schema, data=data, y=y_enc, metric=resolved,
-                           radius=radius, fit_intercept=bool(self.fit_intercept))
+                           radius=radius, fit_intercept=bool(self.fit_intercept),
+                           sample_weight=sample_probabilities(sample_weight, data.n_samples))
 
     def compile(self, X, y, method: str = "auto", *, categorical_features=None, categories="auto",
-                max_configurations: int = MAX_CONFIGURATIONS) -> "CompiledProblem":
+                max_configurations: int = MAX_CONFIGURATIONS, sample_weight=None) -> "CompiledProblem":
         """Build the conic program with ``method`` in {"auto", "erm", "closed_form", "monolithic",
         "cutting_plane"} (for the cutting plane: its first master)."""
         t0 = time.perf_counter()
-        inst = self.bind(X, y, categorical_features=categorical_features, categories=categories)
+        inst = self.bind(X, y, categorical_features=categorical_features, categories=categories,
+                         sample_weight=sample_weight)
         fitted_on = inst.fitting_view()
         compiled = compile_instance(fitted_on, method, max_configurations)
         return CompiledProblem(fitted_on, compiled, time.perf_counter() - t0, evaluation_instance=inst)
+
+
+def sample_probabilities(sample_weight, n_samples: int):
+    """``w / sum(w)`` checked (``None`` stays ``None``: uniform); uniform weights also give ``None``."""
+    if sample_weight is None:
+        return None
+    w = np.asarray(sample_weight, dtype=float)
+    if w.ndim != 1 or w.shape[0] != n_samples:
+        raise DataError(f"sample_weight must be a 1-D array with one weight per sample ({n_samples}), "
+                        f"got shape {w.shape}")
+    if not np.all(np.isfinite(w)) or np.any(w < 0):
+        raise DataError("sample_weight must be finite and >= 0")
+    total = float(w.sum())
+    if not total > 0:
+        raise DataError("sample_weight must not be all zero")
+    if np.all(w == w[0]):
+        return None
+    return w / total
 
 
 #: plain logistic regression (radius 0) ending at or below this mean log-loss has separable data: every

@@ -195,7 +195,8 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
     # masters on degenerate optima already reach only with retries); the user's options take precedence
     solver_options = {**backend.accuracy_options(max(options.gap_tol / 10, 1e-8)), **dict(solver_options or {})}
     phase_one_time = 0.0
-    if options.phase_one and not adversarial:  # phase 1's Newton model has no attack-shift term
+    if options.phase_one and not adversarial and not inst.weighted:
+        # phase 1's Newton model has no attack-shift term and assumes uniform sample weights
         first = phase_one(inst, oracle, log=log if options.verbose else None)
         upper = first.upper_bound
         phase_one_time = first.seconds
@@ -251,7 +252,7 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
         sep = oracle.separate(intercept, coef, lam, s, near_margin=options.near_margin)
         if lam >= lam_min:
             # the separation already holds max_k (l_k - lam c_k) - s_n per sample: no second oracle call
-            ub = float(lam * inst.radius + np.mean(sep.violation + s))
+            ub = float(lam * inst.radius + inst.p @ (sep.violation + s))
         else:  # the master's lambda sits below the dual-norm floor by the solver's tolerance
             ub = oracle.upper_bound(intercept, coef, lam, inst.radius, lam_min)
         if ub < upper:

@@ -74,7 +74,7 @@ def build_dual_program(inst: DROInstance, rows: ConfigurationRows, *, radius_zer
     t = s[rows.sample]
     if radius_zero:
         inst.loss.epigraph(pb, u, t)
-        pb.minimize(s.sum() * (1.0 / N))
+        pb.minimize(expected(s, inst))
         return pb.build()
 
     lam = pb.var("lambda", 1)
@@ -110,7 +110,7 @@ def finish_dual_program(pb: ProgramBuilder, inst: DROInstance, coef: Affine, s: 
     (belbasi2023 Props. 1 and 3, Lemmas 1-3):
 
         lip(L) ||Gamma^{-1} beta_x||_* <= lambda,   lip(L) <= lambda kappa (regression, finite kappa),
-        lambda >= 0,   minimize  lambda eps + (1/N) sum_n s_n,
+        lambda >= 0,   minimize  lambda eps + sum_n p_n s_n   (p_n = 1/N unless sample weights are given),
 
     and ``beta_j = 0`` for ``j`` in ``inst.fixed_zero`` (the coefficients of features that change for
     free, :meth:`~drokit.models.instance.DROInstance.fitting_view`).
@@ -124,4 +124,11 @@ def finish_dual_program(pb: ProgramBuilder, inst: DROInstance, coef: Affine, s: 
     if not inst.is_classification and np.isfinite(inst.metric.kappa):
         pb.add_nonneg(lam * inst.metric.kappa - lip)
     pb.add_nonneg(lam)
-    pb.minimize(lam * inst.radius + s.sum() * (1.0 / inst.n_samples))
+    pb.minimize(lam * inst.radius + expected(s, inst))
+
+
+def expected(s: Affine, inst: DROInstance) -> Affine:
+    """``sum_n p_n s_n``: the expectation under the nominal distribution (``(1/N) sum_n s_n`` unweighted)."""
+    if not inst.weighted:
+        return s.sum() * (1.0 / inst.n_samples)
+    return s.premultiply(sp.csr_matrix(inst.p.reshape(1, -1)))
