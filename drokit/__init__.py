@@ -18,9 +18,13 @@ transport        wasserstein_distance(P, Q, metric): exact W1 between two empiri
 calibration      GroundMetric.calibrated(X, rho_numerical=, rho_categorical=) (sun2025 §3),
                  radius_from_theta; drokit.metrics: calibrate, numerical_weight, categorical_weight,
                  round_weights, sample_certainty
-losses           drokit.losses: Logistic, Hinge, SmoothHinge, Huber, Pinball, EpsilonInsensitive, Absolute
-ambiguity sets   Wasserstein, OTMoment (optimal transport with a moment constraint, blanchet2024)
-estimators       DROClassifier, DRORegressor
+losses           drokit.losses: Logistic, Hinge, SmoothHinge, Huber, Pinball, EpsilonInsensitive, Absolute;
+                 Adversarial(loss, norm, budget): the worst l_p attack on numerical features (DR-ARO, ARO)
+ambiguity sets   Wasserstein (center=(X_aux, y_aux) for a ball around auxiliary data), Intersection (ball & ball:
+                 selvi2025 Thm 11 static program, an upper bound with a finite-support lower bound),
+                 OTMoment (optimal transport with a moment constraint, blanchet2024)
+estimators       DROClassifier, DRORegressor (fit(X, y, sample_weight=)); AuxiliaryMixture (training + weighted
+                 auxiliary data: the ARO + Aux baseline)
 problems         Problem -> CompiledProblem (.program, .solve(), .to_cvxpy(), .to_picos()) -> FitResult
 conic layer      drokit.conic: ConicProgram, ProgramBuilder
 back-ends        drokit.solvers: get_backend, available_solvers
@@ -41,7 +45,7 @@ errors           DrokitError, ParameterError, DataError, ProblemTooLargeError, S
 """
 
 from . import conic, datasets, evaluation, losses, model_selection, solvers
-from .ambiguity import OTMoment, Wasserstein
+from .ambiguity import Intersection, OTMoment, Wasserstein
 from .evaluation import (RobustnessReport, feature_stability, robustness_report, simulate_shift, stability,
                          stability_curve, worst_case, worst_case_value, worst_case_value_oracle)
 from .exceptions import (DataError, DrokitError, ParameterError, ProblemTooLargeError, SolverError,
@@ -49,11 +53,11 @@ from .exceptions import (DataError, DrokitError, ParameterError, ProblemTooLarge
 from .metrics import (GroundMetric, LabelCost, MismatchCost, NormCost, auxiliary_radius, radius_from_theta,
                       rule_of_thumb_radius, wasserstein_distance)
 from .model_selection import FitFailedError, SweepResult, cross_validate_grid
-from .models import CompiledProblem, DROClassifier, DRORegressor, FitResult, Problem
+from .models import AuxiliaryMixture, CompiledProblem, DROClassifier, DRORegressor, FitResult, Problem
 
 __version__ = "0.1.0"
 
-__all__ = ["GroundMetric", "NormCost", "MismatchCost", "LabelCost", "radius_from_theta", "Wasserstein", "OTMoment",
+__all__ = ["GroundMetric", "NormCost", "MismatchCost", "LabelCost", "radius_from_theta", "Wasserstein", "Intersection", "OTMoment", "AuxiliaryMixture",
            "wasserstein_distance", "rule_of_thumb_radius", "auxiliary_radius",
            "stability", "feature_stability", "stability_curve",
            "losses", "DROClassifier", "DRORegressor", "Problem", "CompiledProblem", "FitResult",

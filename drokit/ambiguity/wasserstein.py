@@ -16,14 +16,29 @@ from ..params import ParamsMixin, component
 class Wasserstein(ParamsMixin):
     """Wasserstein ball of radius ``radius >= 0`` under ``metric``.
 
-    ``radius = 0`` is the empirical distribution itself (the DRO problem is plain ERM).
+    ``radius = 0`` is the empirical distribution itself (the DRO problem is plain ERM).  ``center``: the
+    data the ball is around -- ``None`` for the training data, or ``(X_aux, y_aux)`` for a ball around
+    auxiliary data, which is used in an intersection (``Wasserstein(...) & Wasserstein(..., center=...)``).
     """
 
     DEFAULT_COMPONENTS = {"metric": GroundMetric}
 
-    def __init__(self, metric: GroundMetric | None = None, radius: float = 0.1):
+    def __init__(self, metric: GroundMetric | None = None, radius: float = 0.1, center=None):
         self.metric = metric
         self.radius = radius
+        self.center = center
+
+    def __and__(self, other) -> "Intersection":
+        from .intersection import Intersection
+        return Intersection(self, other)
+
+    def validated_center(self):
+        """``(X_aux, y_aux)`` or ``None``."""
+        if self.center is None:
+            return None
+        if not (isinstance(self.center, (tuple, list)) and len(self.center) == 2):
+            raise ParameterError("Wasserstein center must be None (the training data) or a pair (X_aux, y_aux)")
+        return tuple(self.center)
 
     def validated_radius(self) -> float:
         try:
@@ -42,4 +57,5 @@ class Wasserstein(ParamsMixin):
         return metric
 
     def __repr__(self) -> str:
-        return f"Wasserstein(metric={self.metric!r}, radius={self.radius!r})"
+        center = "" if self.center is None else f", center=<{len(self.center[1])} auxiliary samples>"
+        return f"Wasserstein(metric={self.metric!r}, radius={self.radius!r}{center})"

@@ -66,11 +66,15 @@ class Problem:
             raise ParameterError(f"loss {loss.name!r} is a {loss.task} loss but task is {task!r}")
         return task
 
-    def resolved_ambiguity(self) -> Wasserstein:
+    def resolved_ambiguity(self):
+        from ..ambiguity.intersection import Intersection
         amb = component(self, "ambiguity")
-        if not isinstance(amb, Wasserstein):
-            raise ParameterError(f"ambiguity must be a drokit Wasserstein ball in this version, got "
+        if not isinstance(amb, (Wasserstein, Intersection)):
+            raise ParameterError(f"ambiguity must be a drokit Wasserstein ball or an Intersection of two, got "
                                  f"{type(amb).__name__}")
+        if isinstance(amb, Wasserstein) and amb.center is not None:
+            raise ParameterError("a Wasserstein ball with center=(X_aux, y_aux) is fitted only inside an "
+                                 "Intersection (ball_around_training_data & ball_around_auxiliary_data)")
         return amb
 
     def bind(self, X, y, *, categorical_features=None, categories="auto",
@@ -109,6 +113,14 @@ class Problem:
                 max_configurations: int = MAX_CONFIGURATIONS, sample_weight=None) -> "CompiledProblem":
         """Build the conic program with ``method`` in {"auto", "erm", "closed_form", "monolithic",
         "cutting_plane"} (for the cutting plane: its first master)."""
+        from ..ambiguity.intersection import Intersection
+        if isinstance(self.resolved_ambiguity(), Intersection):
+            if method not in ("auto", "intersection"):
+                raise ParameterError(f"an Intersection is fitted with method='intersection' (or 'auto'), got "
+                                     f"{method!r}")
+            from .intersection_problem import compile_intersection
+            return compile_intersection(self, X, y, categorical_features=categorical_features,
+                                        categories=categories, sample_weight=sample_weight)
         t0 = time.perf_counter()
         inst = self.bind(X, y, categorical_features=categorical_features, categories=categories,
                          sample_weight=sample_weight)

@@ -65,6 +65,11 @@ class FitResult:
     #: converged) and one record per round (bounds, rows, times)
     max_violation: float = 0.0
     history: List[object] = field(default_factory=list, repr=False)
+    #: ``"exact"`` (lower <= optimum <= upper) or ``"upper"``: the objective is a conservative upper bound
+    #: (an Intersection's static program); lower / upper then bracket the fitted model's worst-case risk
+    bound: str = "exact"
+    #: method-specific extras (an Intersection: lambda_aux, s_aux, attack, wasserstein_distance, radius_aux)
+    auxiliary: Dict[str, object] = field(default_factory=dict, repr=False)
 
     @property
     def gap(self) -> float:
@@ -96,8 +101,10 @@ class FitResult:
             f"solver      : {self.solver} ({self.raw_status}, {self.iterations} iterations)",
             f"status      : {self.status}",
             f"objective   : {self.objective:.10g}",
-            f"certificate : lower {self.lower_bound:.10g} <= optimum <= upper {self.upper_bound:.10g}"
-            f"  (gap {self.gap:.2e}, relative {self.relative_gap:.2e})",
+            (f"certificate : lower {self.lower_bound:.10g} <= optimum <= upper {self.upper_bound:.10g}"
+             f"  (gap {self.gap:.2e}, relative {self.relative_gap:.2e})" if self.bound == "exact" else
+             f"bound       : UPPER bound {self.upper_bound:.10g} (static relaxation, not exact); the fitted "
+             f"model's worst-case risk is in [{self.lower_bound:.10g}, {self.upper_bound:.10g}]"),
             f"program     : {self.n_variables} variables, {self.n_constraints} rows ({cones}), "
             f"{self.n_configuration_rows:,} configuration rows in the program (full enumeration "
             f"{self.n_enumeration_rows:,})",

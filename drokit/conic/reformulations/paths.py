@@ -32,7 +32,7 @@ from .box import compile_box
 from .dual import CompiledProgram, build_dual_program
 from .graph import compile_graph
 
-METHODS = ("auto", "erm", "closed_form", "monolithic", "cutting_plane", "box", "graph")
+METHODS = ("auto", "erm", "closed_form", "monolithic", "cutting_plane", "box", "graph", "intersection")
 #: default limit on enumerated configuration rows (monolithic program, enumeration oracle)
 MAX_CONFIGURATIONS = 1_000_000
 #: "auto" chooses the monolithic program only below this many rows (it is fragile above, see
@@ -139,6 +139,9 @@ def box_auto_rows(inst: DROInstance) -> Optional[int]:
 
 def compile_instance(inst: DROInstance, method: str = "auto",
                      max_configurations: int = MAX_CONFIGURATIONS) -> CompiledProgram:
+    if method == "intersection":
+        raise ParameterError("method='intersection' needs an Intersection ambiguity set "
+                             "(ball_around_training & Wasserstein(metric, radius, center=(X_aux, y_aux)))")
     chosen, reason = choose_method(inst, method, max_configurations)
     if chosen == "erm":
         if inst.radius != 0 and method != "auto":
