@@ -99,3 +99,35 @@ def test_auxiliary_mixture_is_problem_67():
     assert alone == pytest.approx(base.fit(X, y).result_.objective, rel=1e-7)
     with pytest.raises(dk.ParameterError, match="weight"):
         dk.AuxiliaryMixture(base, Xa, ya, weight=-1).fit(X, y)
+
+
+@pytest.mark.parametrize("kappa", [1.0, 2.5])
+def test_cutting_plane_equals_the_full_static_program(kappa):
+    """l1 transport: row generation with the exact box separation reaches the value of the program with all
+    (i, j, l) rows, on instances with a non-trivial model (small radius around the training data)."""
+    from drokit.conic.reformulations.intersection_cuts import solve_intersection_cuts
+    rng = np.random.default_rng(1)
+    N, Na, n = 30, 40, 5
+    X = rng.normal(size=(N, n))
+    w = np.r_[2, -1, 0.5, 0, 0]
+    y = np.where(X @ w + 0.8 * rng.normal(size=N) > 0, 1.0, -1.0)
+    idx = rng.integers(0, N, Na)
+    Xa, ya = X[idx] + 0.05 * rng.normal(size=(Na, n)), y[idx].copy()
+    metric = dk.GroundMetric(numerical=dk.NormCost(p=1), label=dk.LabelCost(kappa=kappa))
+    W = dk.wasserstein_distance((X, y), (Xa, ya), metric)
+    eps, eps_aux = 0.05, W
+    full = solve_intersection(X, y, Xa, ya, eps, eps_aux, "logistic", p=1, kappa=kappa, attack=(2, 0.05),
+                              on_inaccurate="warn")
+    cuts = solve_intersection_cuts(X, y, Xa, ya, eps, eps_aux, "logistic", p=1, kappa=kappa, attack=(2, 0.05))
+    assert cuts.converged and cuts.lower_bound <= cuts.upper_bound + 1e-7  # masters solved to ~1e-8
+    assert cuts.upper_bound == pytest.approx(full.value, rel=2e-6)
+    assert np.linalg.norm(full.coef) > 0.5  # not the trivial model
+    assert cuts.result.n_rows < 2 * N * Na / 2  # far fewer rows than the full program
+    # the estimator uses it by default for p = 1, and agrees with the full program
+    amb = dk.Wasserstein(metric, radius=eps) & dk.Wasserstein(metric, radius=eps_aux, center=(Xa, ya))
+    loss = Adversarial("logistic", norm=2, budget=0.05)
+    a = dk.DROClassifier(loss=loss, ambiguity=amb).fit(X, y).result_
+    b = dk.DROClassifier(loss=loss, ambiguity=amb, on_inaccurate="warn",
+                         method_options={"cutting_plane": False}).fit(X, y).result_
+    assert a.auxiliary["cutting_plane"] and not b.auxiliary["cutting_plane"]
+    assert a.objective == pytest.approx(b.objective, rel=2e-6)

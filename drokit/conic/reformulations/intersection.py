@@ -345,14 +345,15 @@ def _check_size(K: int, n: int, N: int, Na: int) -> None:
             f"Use fewer samples (e.g. subsample the auxiliary data) or fewer features.")
 
 
-def _assemble(d: _Inputs, fit_intercept: bool, fixed: Optional[Tuple[float, np.ndarray]] = None
-              ) -> ConicProgram:
+def _assemble(d: _Inputs, fit_intercept: bool, fixed: Optional[Tuple[float, np.ndarray]] = None,
+              rows: Optional[Tuple[np.ndarray, np.ndarray, np.ndarray]] = None) -> ConicProgram:
     """The static program of the module docstring; ``fixed = (intercept, coef)`` makes the model a constant
-    (then the program has no ``coef`` / ``intercept`` / ``attack`` variables)."""
+    (then the program has no ``coef`` / ``intercept`` / ``attack`` variables); ``rows = (i, j, l)``
+    restricts it to those constraint rows (a cutting-plane master, :mod:`.intersection_cuts`)."""
     if np.isinf(d.kappa):
         _check_label_proportions(d.y, d.ya)
     N, Na, n = d.X.shape[0], d.Xa.shape[0], d.n
-    I, J, Lab = intersection_rows(d.y, d.ya, d.kappa)
+    I, J, Lab = intersection_rows(d.y, d.ya, d.kappa) if rows is None else rows
     K = I.size
     _check_size(K, n, N, Na)
 
