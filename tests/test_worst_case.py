@@ -111,3 +111,26 @@ def test_certificate_paths_agree(monkeypatch, threshold):
     assert wc.certified_upper_bound(inst, res.intercept, res.coef) == pytest.approx(exact, rel=1e-8, abs=1e-12)
     assert res.upper_bound == pytest.approx(exact, rel=1e-8, abs=1e-12)
     assert res.lower_bound <= res.upper_bound + 1e-9
+
+
+def test_stylized_bound_categorical_worst_case_saturates_at_the_largest_loss():
+    """selvi2025 thesis §3.5.1 (spec §5.3 test 12): without numerical features the worst case of a fixed model
+    is bounded by max_{z, y} loss(z, y) and reaches it as the radius grows -- 2 for the hinge loss of
+    beta_z = 1 on one binary feature with labels flipping at cost kappa (a continuous feature would grow
+    without bound instead)."""
+    import pandas as pd
+    from drokit.evaluation.worst_case import worst_case_value
+    X = pd.DataFrame({"z": pd.Categorical(["a", "b", "a", "b"], categories=["a", "b"])})
+    y = np.array([1, 1, -1, -1])
+    metric = dk.GroundMetric(categorical=dk.MismatchCost(weights=1.0), label=dk.LabelCost(kappa=1.0))
+    values = []
+    for radius in (0.1, 1.0, 10.0, 100.0):
+        inst = dk.Problem(loss="hinge", ambiguity=dk.Wasserstein(metric, radius=radius)).bind(X, y)
+        # f(z) = -0.5 + 1 * [z = b]: scores -0.5 / +0.5, so max over (z, y) of max(0, 1 - y f) = 1.5
+        values.append(worst_case_value(inst, -0.5, np.array([1.0])).value)
+    assert np.all(np.diff(values) >= -1e-12)
+    assert values[-1] == pytest.approx(1.5, abs=1e-9)
+    assert max(values) <= 1.5 + 1e-9
+    # the thesis's example: beta_z = 1 without intercept on z in {-1, +1} is f = +-1, max hinge 2
+    inst = dk.Problem(loss="hinge", ambiguity=dk.Wasserstein(metric, radius=100.0), fit_intercept=False).bind(X, y)
+    assert worst_case_value(inst, -1.0, np.array([2.0])).value == pytest.approx(2.0, abs=1e-9)
