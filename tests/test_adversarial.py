@@ -11,6 +11,7 @@ import pytest
 
 import drokit as dk
 from drokit.losses import Adversarial
+from tests.factories import two_plus_two_frame
 
 cp = pytest.importorskip("cvxpy")
 
@@ -126,12 +127,7 @@ def test_limits_and_monotonicity():
 
 
 def _mixed(n=24, seed=2):
-    rng = np.random.default_rng(seed)
-    X = pd.DataFrame({"a": rng.normal(size=n), "b": rng.normal(size=n),
-                      "c": pd.Categorical(rng.choice(list("pqr"), n), categories=list("pqr")),
-                      "d": pd.Categorical(rng.choice(list("uv"), n), categories=list("uv"))})
-    y = np.where(X["a"] - X["b"] + (X["c"] == "q") + 0.6 * rng.normal(size=n) > 0, 1.0, -1.0)
-    return X, y
+    return two_plus_two_frame(n, seed)
 
 
 def _enumerated_cvxpy(X, y, eps, alpha, kappa):

@@ -7,15 +7,11 @@ import pandas as pd
 import pytest
 
 import drokit as dk
+from tests.factories import two_plus_two_frame
 
 
 def _mixed(n=24, seed=1):
-    rng = np.random.default_rng(seed)
-    X = pd.DataFrame({"a": rng.normal(size=n), "b": rng.normal(size=n),
-                      "c": pd.Categorical(rng.choice(list("pqr"), n), categories=list("pqr")),
-                      "d": pd.Categorical(rng.choice(list("uv"), n), categories=list("uv"))})
-    y = np.where(X["a"] - X["b"] + (X["c"] == "q") + 0.6 * rng.normal(size=n) > 0, 1, -1)
-    return X, y
+    return two_plus_two_frame(n, seed, labels=(-1, 1))
 
 
 def _repeat(X, y, w):
