@@ -6,7 +6,6 @@ limits (alpha = 0: Wasserstein LR; radius = 0: ARO), monotonicity and concavity,
 import itertools
 
 import numpy as np
-import pandas as pd
 import pytest
 
 import drokit as dk

@@ -3,7 +3,6 @@ with rows repeated (every compile path, classification and regression), the cert
 worst-case distribution follow the weights, and bad weights are named errors."""
 
 import numpy as np
-import pandas as pd
 import pytest
 
 import drokit as dk
