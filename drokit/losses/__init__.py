@@ -7,6 +7,7 @@ from typing import Union
 from ..exceptions import ParameterError
 from .adversarial import Adversarial, AttackedLoss
 from .base import CLASSIFICATION, REGRESSION, Loss
+from .symbolic import SymbolicLoss, from_sympy
 from .builtin import Absolute, EpsilonInsensitive, Huber, Hinge, Logistic, Pinball, SmoothHinge
 
 _BY_NAME = {
@@ -34,5 +35,5 @@ def get_loss(loss: Union[str, Loss]) -> Loss:
         f"unknown loss {loss!r}; pass a drokit.losses.Loss object or one of {loss_names()}")
 
 
-__all__ = ["Adversarial", "AttackedLoss", "Loss", "Logistic", "Hinge", "SmoothHinge", "Huber", "Pinball", "EpsilonInsensitive",
+__all__ = ["from_sympy", "SymbolicLoss", "Adversarial", "AttackedLoss", "Loss", "Logistic", "Hinge", "SmoothHinge", "Huber", "Pinball", "EpsilonInsensitive",
            "Absolute", "get_loss", "loss_names", "CLASSIFICATION", "REGRESSION"]

@@ -7,6 +7,7 @@ encoded, weights resolved) -> compile path (:mod:`drokit.conic.reformulations`) 
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 
 import time
@@ -89,6 +90,8 @@ class Problem:
         ``sample_weight``: nonnegative weights of the samples; the nominal distribution is then
         ``P_N = sum_n p_n delta_n`` with ``p = sample_weight / sum(sample_weight)``."""
         loss = self.resolved_loss()
+        if getattr(loss, "outer_approximation", False):  # its tangents grow during a solve: not the user's copy
+            loss = copy.deepcopy(loss)
         task = self.resolved_task()
         amb = self.resolved_ambiguity()
         radius = amb.validated_radius()
@@ -126,7 +129,9 @@ class Problem:
                          sample_weight=sample_weight)
         fitted_on = inst.fitting_view()
         compiled = compile_instance(fitted_on, method, max_configurations)
-        return CompiledProblem(fitted_on, compiled, time.perf_counter() - t0, evaluation_instance=inst)
+        out = CompiledProblem(fitted_on, compiled, time.perf_counter() - t0, evaluation_instance=inst)
+        out.max_configurations = int(max_configurations)
+        return out
 
 
 def sample_probabilities(sample_weight, n_samples: int):
@@ -145,6 +150,24 @@ def sample_probabilities(sample_weight, n_samples: int):
     if np.all(w == w[0]):
         return None
     return w / total
+
+
+def _loss_arguments(inst: DROInstance, result: FitResult) -> np.ndarray:
+    """The loss arguments of the fitted model at its nominal rows (every label family) and, at radius > 0, at
+    each sample's worst configuration row (the DP oracle at the result's lambda): where tangents of an
+    outer-approximated loss matter."""
+    from ..evaluation.worst_case import row_margins
+    from ..oracles.enumeration import enumerate_configurations
+    coef, intercept = np.asarray(result.coef, dtype=float), float(result.intercept)
+    rows = enumerate_configurations(inst, nominal_only=True)
+    parts = [row_margins(inst, rows, intercept, coef)]
+    f = inst.design() @ coef + intercept
+    parts += [fam.sigma * f - fam.shift for fam in inst.label_families()]
+    if inst.radius > 0 and np.isfinite(result.lambda_) and inst.mutable_categorical().size:
+        from ..oracles.dp import DPOracle
+        sep = DPOracle(inst).separate(intercept, coef, result.lambda_, np.zeros(inst.n_samples))
+        parts.append(row_margins(inst, sep.rows, intercept, coef))
+    return np.concatenate(parts)
 
 
 #: plain logistic regression (radius 0) ending at or below this mean log-loss has separable data: every
@@ -196,7 +219,48 @@ class CompiledProblem:
         from ..conic.export import to_picos
         return to_picos(self.program)
 
+    #: refinements of an outer-approximated loss (tangent cuts) before giving up on the gap
+    MAX_TANGENT_ROUNDS = 30
+    #: relative gap at which the tangent refinement stops
+    TANGENT_GAP = 1e-6
+    max_configurations: int = MAX_CONFIGURATIONS
+
     def solve(self, solver: str = "clarabel", solver_options: Optional[Mapping[str, Any]] = None,
+              on_inaccurate: str = "raise", verbose: bool = False,
+              method_options: Optional[Mapping[str, Any]] = None) -> FitResult:
+        """Solve with a back-end and certify the answer (see :meth:`_solve_once`).
+
+        A loss compiled by outer approximation (:class:`drokit.losses.symbolic.SymbolicLoss` without a
+        recognized conic form) is solved repeatedly: each solve's program under-estimates the loss by tangents,
+        so its value is a lower bound, and the certificate evaluates the exact loss; tangents are added at the
+        fitted model's loss arguments (its nominal rows and each sample's worst row) until the relative gap is
+        at most :attr:`TANGENT_GAP`.  The cutting plane adds tangents inside its own rounds instead.
+        """
+        loss = self.instance.loss
+        if not getattr(loss, "outer_approximation", False) or self.method == "cutting_plane":
+            return self._solve_once(solver, solver_options, on_inaccurate, verbose, method_options)
+        for refinement in range(self.MAX_TANGENT_ROUNDS):
+            result = self._solve_once(solver, solver_options, on_inaccurate, verbose, method_options)
+            if result.relative_gap <= self.TANGENT_GAP:
+                break
+            added = loss.add_tangents(_loss_arguments(self.evaluation_instance, result))
+            if added == 0:
+                break
+            self.compiled = compile_instance(self.instance, self.method, self.max_configurations)
+        if result.relative_gap > self.TANGENT_GAP:
+            msg = (f"outer approximation of {loss.name} stopped with relative gap {result.relative_gap:.2e} "
+                   f"after {refinement + 1} solves ({loss.tangents.size} tangents)")
+            if on_inaccurate != "warn":
+                raise SolverError(msg + "; pass on_inaccurate='warn' to accept it", status="optimal_inaccurate",
+                                  solver=result.solver)
+            warnings.warn(msg, RuntimeWarning, stacklevel=2)
+            result.warnings.append(msg)
+            result.status = "optimal_inaccurate"
+        # the program's value under-estimates the loss (tangents): report the exact value of the model
+        result.objective = result.upper_bound
+        return result
+
+    def _solve_once(self, solver: str = "clarabel", solver_options: Optional[Mapping[str, Any]] = None,
               on_inaccurate: str = "raise", verbose: bool = False,
               method_options: Optional[Mapping[str, Any]] = None) -> FitResult:
         """Solve with a back-end and certify the answer.

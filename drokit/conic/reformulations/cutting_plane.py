@@ -172,6 +172,7 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
     from ...evaluation.worst_case import lambda_floor
     options.validate()
     adversarial = hasattr(inst.loss, "at")
+    outer = bool(getattr(inst.loss, "outer_approximation", False))
     if adversarial:  # the attacked loss depends on the model: bind the oracle to each model it separates
         from ...oracles.base import ModelBoundOracle
         oracle = ModelBoundOracle(oracle, inst)
@@ -195,7 +196,7 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
     # masters on degenerate optima already reach only with retries); the user's options take precedence
     solver_options = {**backend.accuracy_options(max(options.gap_tol / 10, 1e-8)), **dict(solver_options or {})}
     phase_one_time = 0.0
-    if options.phase_one and not adversarial and not inst.weighted:
+    if options.phase_one and not adversarial and not inst.weighted and not outer:
         # phase 1's Newton model has no attack-shift term and assumes uniform sample weights
         first = phase_one(inst, oracle, log=log if options.verbose else None)
         upper = first.upper_bound
@@ -250,6 +251,11 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
             lower = max(lower, float(sol.dual_objective))
         lam_min = lambda_floor(inst, coef)
         sep = oracle.separate(intercept, coef, lam, s, near_margin=options.near_margin)
+        tangents_added = 0
+        if outer:  # tangent cuts of an outer-approximated loss at the separated and working rows
+            from ...evaluation.worst_case import row_margins
+            tangents_added = inst.loss.add_tangents(np.concatenate([row_margins(inst, sep.rows, intercept, coef),
+                                                                    row_margins(inst, work, intercept, coef)]))
         if lam >= lam_min:
             # the separation already holds max_k (l_k - lam c_k) - s_n per sample: no second oracle call
             ub = float(lam * inst.radius + inst.p @ (sep.violation + s))
@@ -276,7 +282,7 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
             covered = np.isin(2 * new.sample + new.flip, 2 * new_budget.sample + new_budget.flip)
             covered[unchanged] = False
             new = take_rows(new, np.flatnonzero(~covered))
-        nothing_to_add = new.size == 0 and new_budget.size == 0
+        nothing_to_add = new.size == 0 and new_budget.size == 0 and tangents_added == 0
         history.append(RoundRecord(r, lower, upper, max_violation, work.size, new.size + new_budget.size,
                                    budget.size, sol.raw_status, sol.iterations, t1 - t0, t2 - t1))
         log(f"{r:>5} {lower:>14.9f} {upper:>14.9f} {history[-1].relative_gap:>9.2e} "

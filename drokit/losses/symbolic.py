@@ -1,0 +1,442 @@
+"""Losses written as sympy expressions: ``dk.losses.from_sympy(expr, e)``.
+
+A loss is a convex function ``L(e)`` of one symbol, the margin ``e = y f(x)`` (classification) or the
+residual ``e = f(x) - y`` (regression).  From the expression drokit derives everything the
+:class:`~drokit.losses.Loss` protocol needs, and says how it knows it:
+
+* ``L'`` and ``L''`` by symbolic differentiation; numpy functions by ``sympy.lambdify``;
+* **convexity**: proven symbolically (``L''`` has no negative values on the reals, or ``L`` is a maximum of
+  affine functions), else checked numerically on a dense grid, with a warning that the check is numeric;
+  a negative ``L''`` found anywhere raises :class:`~drokit.ParameterError`;
+* the **Lipschitz constant** ``sup |L'|``: for a convex ``L``, ``L'`` is nondecreasing, so
+  ``sup |L'| = max(|lim_{e -> -inf} L'|, |lim_{e -> +inf} L'|)``, computed by ``sympy.limit`` (exact); an
+  infinite limit raises (Wasserstein DRO over unbounded numerical features needs a Lipschitz loss,
+  belbasi2023 Lemma 1); if sympy cannot take a limit, a numeric bound on a wide grid, with a warning;
+* the **conic form**, by recognizing the expression:
+
+  ============================================  ==========================================================
+  form                                          epigraph ``L(u) <= t``
+  ============================================  ==========================================================
+  ``Max(a_k e + b_k, ...)``, ``Abs(a e + b)``,  LP: ``a_k u + b_k <= t`` (the pieces are exposed as
+  a convex ``Piecewise`` of affine pieces       :attr:`Loss.pieces`, so the box LP applies too)
+  ``c log(sum_k exp(a_k e + b_k) [+ const])``   exponential cones: ``sum_k exp(a_k u + b_k - t/c) <= 1``
+  (softplus, log-sum-exp), ``c > 0``            (one cone per term)
+  ``c sqrt(q(e)) + a e + b``, ``q`` a quadratic  a second-order cone ``c sqrt(q2) ||(u + h, r)|| <= t - a u - b``
+  with ``q >= 0`` (pseudo-Huber, ...), c > 0     with ``q = q2 (e + h)^2 + q2 r^2``
+  ============================================  ==========================================================
+
+* anything else that is smooth, convex and Lipschitz is compiled by **outer approximation**: the epigraph is
+  the maximum of tangents ``L(tau_j) + L'(tau_j) (u - tau_j) <= t`` at a set of points ``tau`` (an LP that
+  under-estimates ``L``, so the solved program's value is a lower bound), while every fixed-model evaluation
+  (oracles, certificate) uses the exact ``L``; :meth:`~drokit.models.CompiledProblem.solve` adds tangents at
+  the fitted model's loss arguments until the certified gap ``upper - lower`` is below tolerance.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Optional, Tuple
+
+import numpy as np
+
+from ..conic.builder import Affine, ProgramBuilder
+from ..exceptions import ParameterError
+from .base import CLASSIFICATION, REGRESSION, Loss
+
+#: the grid of the numeric checks (convexity, Lipschitz fallback)
+CHECK_GRID = np.linspace(-60.0, 60.0, 24_001)
+#: initial tangent points of an outer approximation
+INITIAL_TANGENTS = np.concatenate([-np.logspace(2, -2, 17), [0.0], np.logspace(-2, 2, 17)])
+
+
+def _sympy():
+    import sympy
+    return sympy
+
+
+# ------------------------------------------------------------------------------------ recognition
+def _affine_coeffs(expr, e) -> Optional[Tuple[float, float]]:
+    """``(a, b)`` if ``expr = a e + b`` with numeric a, b, else None."""
+    sp = _sympy()
+    try:
+        poly = sp.Poly(sp.expand(expr), e)
+    except (sp.PolynomialError, sp.GeneratorsNeeded):
+        return None
+    if poly.degree() > 1 or poly.free_symbols - {e}:
+        return None
+    coeffs = poly.all_coeffs()
+    a, b = (coeffs if len(coeffs) == 2 else [0, coeffs[0]])
+    try:
+        return float(a), float(b)
+    except TypeError:
+        return None
+
+
+def affine_pieces(expr, e) -> Optional[Tuple[np.ndarray, np.ndarray]]:
+    """``(a, b)`` with ``expr = max_k a_k e + b_k`` when ``expr`` is an affine function, ``Abs`` of one, a
+    ``Max`` of such, or a convex continuous ``Piecewise`` of affine pieces; else None."""
+    sp = _sympy()
+    single = _affine_coeffs(expr, e)
+    if single is not None:
+        return np.array([single[0]]), np.array([single[1]])
+    if isinstance(expr, sp.Abs):
+        inner = _affine_coeffs(expr.args[0], e)
+        if inner is None:
+            return None
+        a, b = inner
+        return np.array([a, -a]), np.array([b, -b])
+    if isinstance(expr, sp.Max):
+        parts = [affine_pieces(arg, e) for arg in expr.args]
+        if any(p is None for p in parts):
+            return None
+        return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+    if isinstance(expr, sp.Mul) and len(expr.args) == 2 and expr.args[0].is_number and float(expr.args[0]) > 0:
+        inner = affine_pieces(expr.args[1], e)
+        if inner is not None:
+            c = float(expr.args[0])
+            return inner[0] * c, inner[1] * c
+    if isinstance(expr, sp.Piecewise):
+        parts = [_affine_coeffs(piece, e) for piece, _ in expr.args]
+        if any(p is None for p in parts):
+            return None
+        a = np.array([p[0] for p in parts])
+        b = np.array([p[1] for p in parts])
+        f = sp.lambdify(e, expr, "numpy")
+        grid = CHECK_GRID
+        values = np.broadcast_to(np.asarray(f(grid), dtype=float), grid.shape)
+        # the Piecewise is the max of its pieces exactly when it is convex and continuous
+        if np.allclose(values, np.max(np.multiply.outer(grid, a) + b, axis=1), rtol=1e-12, atol=1e-12):
+            return a, b
+    return None
+
+
+def log_sum_exp_form(expr, e) -> Optional[Tuple[float, np.ndarray, np.ndarray]]:
+    """``(c, a, b)`` with ``expr = c log(sum_k exp(a_k e + b_k))`` (a positive constant inside the log is the
+    term ``exp(log const)``), ``c > 0``; else None."""
+    sp = _sympy()
+    c = 1.0
+    body = expr
+    if isinstance(expr, sp.Mul):
+        coeff, rest = expr.as_coeff_Mul()
+        if not coeff.is_number or float(coeff) <= 0:
+            return None
+        c, body = float(coeff), rest
+    if not isinstance(body, sp.log):
+        return None
+    inner = body.args[0]
+    terms = sp.Add.make_args(sp.expand(inner))
+    a, b = [], []
+    for term in terms:
+        coeff, rest = term.as_coeff_Mul()
+        if rest == 1 and coeff.is_number:  # a positive constant
+            if float(coeff) <= 0:
+                return None
+            a.append(0.0)
+            b.append(float(np.log(float(coeff))))
+            continue
+        if not isinstance(rest, sp.exp) or not coeff.is_number or float(coeff) <= 0:
+            return None
+        aff = _affine_coeffs(rest.args[0], e)
+        if aff is None:
+            return None
+        a.append(aff[0])
+        b.append(aff[1] + float(np.log(float(coeff))))
+    return c, np.array(a), np.array(b)
+
+
+def sqrt_quadratic_form(expr, e) -> Optional[Tuple[float, float, float, float, float]]:
+    """``(c, h, r, a, b)`` with ``expr = c sqrt(q2) sqrt((e + h)^2 + r^2) + a e + b`` when ``expr`` is a
+    positive multiple of ``sqrt`` of a nonnegative quadratic plus an affine part; else None."""
+    sp = _sympy()
+    affine_part = sp.Integer(0)
+    root_part = None
+    for term in sp.Add.make_args(expr):
+        if term.has(sp.sqrt(e)) or any(isinstance(f, sp.Pow) and f.exp == sp.Rational(1, 2)
+                                       for f in sp.Mul.make_args(term)):
+            if root_part is not None:
+                return None
+            root_part = term
+        else:
+            affine_part += term
+    if root_part is None:
+        return None
+    aff = _affine_coeffs(affine_part, e)
+    if aff is None:
+        return None
+    coeff, rest = root_part.as_coeff_Mul()
+    if not (isinstance(rest, sp.Pow) and rest.exp == sp.Rational(1, 2)) or not coeff.is_number:
+        return None
+    c = float(coeff)
+    if c <= 0:
+        return None
+    try:
+        poly = sp.Poly(sp.expand(rest.base), e)
+    except sp.PolynomialError:
+        return None
+    if poly.degree() != 2 or poly.free_symbols - {e}:
+        return None
+    q2, q1, q0 = (float(v) for v in poly.all_coeffs())
+    if q2 <= 0:
+        return None
+    h = q1 / (2 * q2)
+    r2 = q0 / q2 - h * h
+    if r2 < -1e-12:
+        return None  # the quadratic takes negative values: sqrt is not real everywhere
+    return c * np.sqrt(q2), h, float(np.sqrt(max(r2, 0.0))), aff[0], aff[1]
+
+
+# ------------------------------------------------------------------------------------ the loss
+class SymbolicLoss(Loss):
+    """A loss given by a sympy expression (see the module docstring); built by :func:`from_sympy`."""
+
+    def __init__(self, expr, symbol, *, task: str, name: str, form: str, form_data, lipschitz: float,
+                 lipschitz_how: str, convexity_how: str, decreasing: bool):
+        sp = _sympy()
+        self.expr = expr
+        self.symbol = symbol
+        self.task = task
+        self.name = name
+        self.form = form
+        self._form_data = form_data
+        self._lipschitz = float(lipschitz)
+        self.lipschitz_how = lipschitz_how
+        self.convexity_how = convexity_how
+        self.decreasing = bool(decreasing)
+        d1 = sp.diff(expr, symbol)
+        d2 = sp.diff(d1, symbol)
+        self.derivative_expr, self.second_derivative_expr = d1, d2
+        self._f = sp.lambdify(symbol, expr, "numpy")
+        self._d1 = sp.lambdify(symbol, d1, "numpy")
+        self._d2 = sp.lambdify(symbol, d2, "numpy")
+        self.cone_class = {"pieces": "LP", "log_sum_exp": "EXP", "sqrt_quadratic": "SOCP",
+                           "outer": "LP"}[form]
+        #: tangent points of the outer approximation (form "outer")
+        self.tangents = INITIAL_TANGENTS.copy() if form == "outer" else np.zeros(0)
+
+    # ---------------------------------------------------------------- values
+    def _eval(self, fn, e):
+        e = np.asarray(e, dtype=float)
+        with np.errstate(all="ignore"):
+            out = np.asarray(fn(e), dtype=float)
+        return np.broadcast_to(out, e.shape).copy()
+
+    def value(self, e):
+        return self._eval(self._f, e)
+
+    def derivative(self, e):
+        return self._eval(self._d1, e)
+
+    def second_derivative(self, e):
+        out = self._eval(self._d2, e)
+        return np.where(np.isfinite(out), out, 0.0)
+
+    @property
+    def lipschitz(self) -> float:
+        return self._lipschitz
+
+    @property
+    def pieces(self):
+        return self._form_data if self.form == "pieces" else None
+
+    @property
+    def outer_approximation(self) -> bool:
+        """True when the conic form is the tangent outer approximation (a relaxation refined at solve)."""
+        return self.form == "outer"
+
+    def add_tangents(self, points: np.ndarray, max_new: int = 64) -> int:
+        """Add tangent points (at most ``max_new``, spread over the quantiles of ``points``); returns how many."""
+        points = np.asarray(points, dtype=float)
+        points = points[np.isfinite(points)]
+        if points.size == 0:
+            return 0
+        if points.size > max_new:
+            points = np.quantile(points, np.linspace(0, 1, max_new))
+        new = np.setdiff1d(np.round(points, 12), np.round(self.tangents, 12))
+        self.tangents = np.unique(np.concatenate([self.tangents, new]))
+        return int(new.size)
+
+    # ---------------------------------------------------------------- conic
+    def epigraph(self, pb: ProgramBuilder, u: Affine, t: Affine) -> None:
+        if self.form == "pieces":
+            return Loss.epigraph(self, pb, u, t)
+        if self.form == "log_sum_exp":
+            c, a, b = self._form_data
+            K = u.size
+            w = pb.aux("lse_w", K * a.size)
+            parts = [u * float(ak) + float(bk) - t * (1.0 / c) for ak, bk in zip(a, b)]
+            ones = pb.constant(np.ones(K * a.size))
+            pb.add_exp(Affine.vstack(parts), ones, w)
+            total = sum((w[np.arange(k * K, (k + 1) * K)] for k in range(1, a.size)), w[np.arange(K)])
+            pb.add_nonneg(1.0 - total)
+            return None
+        if self.form == "sqrt_quadratic":
+            c, h, r, a, b = self._form_data
+            rhs = (t - (u * a + b)) * (1.0 / c)
+            pb.add_soc(rhs, [u + h, pb.constant(np.full(u.size, r))])
+            return None
+        # outer approximation: max of tangents
+        tau = self.tangents
+        slopes, values = self.derivative(tau), self.value(tau)
+        rows = [t - (u * float(s) + float(v - s * x)) for x, s, v in zip(tau, slopes, values)]
+        pb.add_nonneg(Affine.vstack(rows))
+        return None
+
+    def get_params(self, deep: bool = True) -> dict:
+        return {"expr": str(self.expr)}
+
+    def __repr__(self) -> str:
+        return f"SymbolicLoss({self.expr}, form={self.form!r})"
+
+
+# ------------------------------------------------------------------------------------ analysis
+def _convexity(expr, e, d2, pieces) -> str:
+    """How convexity is known: "max of affine pieces", "symbolic", or "numeric" (with a warning);
+    raises ParameterError when L'' < 0 somewhere."""
+    sp = _sympy()
+    if pieces is not None:
+        return "max of affine pieces"
+    if expr.has(sp.Piecewise, sp.Max, sp.Min, sp.Abs, sp.Heaviside):
+        # kinks hide from L'': check midpoint convexity of L itself (second differences) on the grid
+        f = sp.lambdify(e, expr, "numpy")
+        with np.errstate(all="ignore"):
+            vals = np.broadcast_to(np.asarray(f(CHECK_GRID), dtype=float), CHECK_GRID.shape)
+        second = vals[:-2] - 2 * vals[1:-1] + vals[2:]
+        if np.any(second < -1e-9 * (1 + np.abs(vals[1:-1]))):
+            k = int(np.argmin(second)) + 1
+            raise ParameterError(f"loss {expr} is not convex near e = {CHECK_GRID[k]:g} (negative second difference "
+                                 f"{second[k - 1]:.3g}; numeric check of a non-smooth expression)")
+    real = sp.Symbol(e.name, real=True)
+    d2r = sp.simplify(d2.subs(e, real))
+    try:
+        negative = sp.solveset(d2r < 0, real, sp.S.Reals)
+        if negative == sp.S.EmptySet:
+            return "symbolic (L'' >= 0 on the reals)"
+        point = _a_point_of(negative)
+        if point is not None:
+            raise ParameterError(f"loss {expr} is not convex: L''({point:g}) = {float(d2r.subs(real, point)):.3g} < 0 "
+                                 f"(drokit's reformulations need a convex loss)")
+    except (NotImplementedError, TypeError, ValueError):
+        pass
+    f = sp.lambdify(e, d2, "numpy")
+    with np.errstate(all="ignore"):
+        vals = np.broadcast_to(np.asarray(f(CHECK_GRID), dtype=float), CHECK_GRID.shape)
+    finite = np.isfinite(vals)
+    if np.any(vals[finite] < -1e-9):
+        k = int(np.argmin(np.where(finite, vals, np.inf)))
+        raise ParameterError(f"loss {expr} is not convex: L''({CHECK_GRID[k]:g}) = {vals[k]:.3g} < 0 "
+                             f"(numeric check; drokit's reformulations need a convex loss)")
+    warnings.warn(f"convexity of {expr} was checked numerically (L'' >= 0 on {CHECK_GRID.size:,} points in "
+                  f"[{CHECK_GRID[0]:g}, {CHECK_GRID[-1]:g}]), not proven", RuntimeWarning, stacklevel=3)
+    return "numeric (grid)"
+
+
+def _a_point_of(interval_set) -> Optional[float]:
+    sp = _sympy()
+    if interval_set == sp.S.Reals:
+        return 0.0
+    try:
+        if isinstance(interval_set, sp.Interval):
+            lo, hi = interval_set.inf, interval_set.sup
+            lo = float(lo) if lo.is_finite else float(hi) - 1.0
+            hi = float(hi) if hi.is_finite else lo + 2.0
+            return 0.5 * (lo + hi)
+        if isinstance(interval_set, sp.Union):
+            return _a_point_of(interval_set.args[0])
+    except TypeError:
+        return None
+    return None
+
+
+def _lipschitz(expr, e, d1, pieces) -> Tuple[float, str]:
+    sp = _sympy()
+    if pieces is not None:
+        return float(np.max(np.abs(pieces[0]))), "max |a_k| of the affine pieces"
+    try:
+        lo = sp.limit(d1, e, -sp.oo)
+        hi = sp.limit(d1, e, sp.oo)
+        if not (lo.is_finite and hi.is_finite):
+            raise ParameterError(f"loss {expr} is not Lipschitz: L'(e) -> {lo} as e -> -inf and {hi} as e -> +inf; "
+                                 f"Wasserstein DRO over unbounded numerical features needs sup |L'| < inf "
+                                 f"(belbasi2023 Lemma 1)")
+        return float(max(abs(lo), abs(hi))), "symbolic (limits of L' at -inf and +inf; L' nondecreasing)"
+    except ParameterError:
+        raise
+    except (NotImplementedError, TypeError, ValueError):
+        f = sp.lambdify(e, d1, "numpy")
+        grid = np.linspace(-1e4, 1e4, 200_001)
+        with np.errstate(all="ignore"):
+            vals = np.abs(np.asarray(f(grid), dtype=float))
+        bound = float(np.nanmax(vals))
+        if not np.isfinite(bound) or bound > 1e8:
+            raise ParameterError(f"loss {expr} is not Lipschitz: |L'| reaches {bound:.3g} on [-1e4, 1e4] (numeric); "
+                                 f"Wasserstein DRO over unbounded numerical features needs sup |L'| < inf")
+        warnings.warn(f"the Lipschitz constant of {expr} was bounded numerically (max |L'| = {bound:.6g} on "
+                      f"[-1e4, 1e4]); sympy could not take the limits", RuntimeWarning, stacklevel=3)
+        return bound, "numeric (grid)"
+
+
+def from_sympy(expr, e=None, *, task: Optional[str] = None, name: Optional[str] = None,
+               conic: str = "auto") -> SymbolicLoss:
+    """A drokit loss from a sympy expression of the margin / residual symbol ``e``.
+
+    Example::
+
+        import sympy as sp
+        e = sp.Symbol("e")
+        softplus = dk.losses.from_sympy(sp.log(1 + sp.exp(-e)), e)       # exponential cones
+        hinge = dk.losses.from_sympy(sp.Max(0, 1 - e), e)                  # LP (affine pieces)
+        pseudo_huber = dk.losses.from_sympy(sp.sqrt(1 + e**2) - 1, e, task="regression")   # SOC
+
+    Parameters
+    ----------
+    expr : sympy expression in the single symbol ``e``.
+    e : the symbol (default: the expression's only free symbol).
+    task : ``"classification"`` or ``"regression"``; default: classification when ``L`` is non-increasing,
+        else regression.
+    name : a short name (default ``str(expr)``).
+    conic : ``"auto"`` (recognize LP / exponential-cone / SOC forms, else outer approximation) or
+        ``"outer"`` (always the tangent outer approximation; for cross-checks).
+
+    Raises :class:`~drokit.ParameterError` for a non-convex or non-Lipschitz expression, a free symbol other
+    than ``e``, or an unknown ``conic``.
+    """
+    sp = _sympy()
+    expr = sp.sympify(expr)
+    free = expr.free_symbols
+    if e is None:
+        if len(free) != 1:
+            raise ParameterError(f"from_sympy needs an expression in one symbol; {expr} has {sorted(map(str, free))}")
+        e = next(iter(free))
+    if free - {e}:
+        raise ParameterError(f"loss expression {expr} has symbols {sorted(map(str, free - {e}))} besides {e}")
+    if conic not in ("auto", "outer"):
+        raise ParameterError(f"conic must be 'auto' or 'outer', got {conic!r}")
+    if not e.is_real:  # the margin is real: lets sympy differentiate Abs, Max, sqrt of squares, ...
+        real = sp.Symbol(e.name, real=True)
+        expr, e = expr.subs(e, real), real
+    pieces = affine_pieces(expr, e)
+    d1 = sp.diff(expr, e)
+    d2 = sp.diff(d1, e)
+    convexity = _convexity(expr, e, d2, pieces)
+    lip, lip_how = _lipschitz(expr, e, d1, pieces)
+    if pieces is not None:
+        decreasing = bool(np.all(pieces[0] <= 0))
+    else:
+        try:
+            decreasing = bool(sp.limit(d1, e, sp.oo) <= 0)
+        except (NotImplementedError, TypeError):
+            decreasing = bool(np.all(np.asarray(sp.lambdify(e, d1, "numpy")(CHECK_GRID)) <= 1e-12))
+    form, data = "outer", None
+    if conic == "auto":
+        if pieces is not None:
+            form, data = "pieces", pieces
+        elif (lse := log_sum_exp_form(expr, e)) is not None:
+            form, data = "log_sum_exp", lse
+        elif (sq := sqrt_quadratic_form(expr, e)) is not None:
+            form, data = "sqrt_quadratic", sq
+    if task is None:
+        task = CLASSIFICATION if decreasing else REGRESSION
+    if task not in (CLASSIFICATION, REGRESSION):
+        raise ParameterError(f"task must be 'classification' or 'regression', got {task!r}")
+    return SymbolicLoss(expr, e, task=task, name=name or str(expr), form=form, form_data=data, lipschitz=lip,
+                        lipschitz_how=lip_how, convexity_how=convexity, decreasing=decreasing)

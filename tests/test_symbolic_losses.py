@@ -1,0 +1,121 @@
+"""Losses written in sympy (issue 7): recognized conic forms equal the built-in losses on every compile path,
+the outer approximation reaches the recognized SOC form to its certified gap, and non-convex or
+non-Lipschitz expressions are refused with the documented errors."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import drokit as dk
+from drokit.losses import from_sympy
+from tests.factories import two_plus_two_frame
+
+sp = pytest.importorskip("sympy")
+e = sp.Symbol("e")
+
+
+@pytest.mark.parametrize("method,radius", [("erm", 0.0), ("monolithic", 0.1), ("cutting_plane", 0.1),
+                                           ("graph", 0.1)])
+def test_softplus_equals_builtin_logistic(method, radius):
+    X, y = two_plus_two_frame(40, 3)
+    softplus = from_sympy(sp.log(1 + sp.exp(-e)), e)
+    assert softplus.form == "log_sum_exp" and softplus.lipschitz == 1.0 and softplus.decreasing
+    kw = dict(ambiguity=dk.Wasserstein(radius=radius), method=method)
+    ours = dk.DROClassifier(loss=softplus, **kw).fit(X, y).result_
+    ref = dk.DROClassifier(loss="logistic", **kw).fit(X, y).result_
+    assert ours.objective == pytest.approx(ref.objective, rel=1e-7)
+    assert ours.upper_bound == pytest.approx(ref.upper_bound, rel=1e-7)
+
+
+def test_softplus_closed_form_with_label_flips():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 3))
+    y = np.where(X[:, 0] + 0.5 * rng.normal(size=50) > 0, 1, -1)
+    metric = dk.GroundMetric(label=dk.LabelCost(kappa=1.0))
+    ours = dk.DROClassifier(loss=from_sympy(sp.log(1 + sp.exp(-e)), e), ambiguity=dk.Wasserstein(metric, 0.1)).fit(X, y)
+    ref = dk.DROClassifier(loss="logistic", ambiguity=dk.Wasserstein(metric, 0.1)).fit(X, y)
+    assert ours.result_.method == "closed_form"
+    assert ours.result_.objective == pytest.approx(ref.result_.objective, rel=1e-7)
+
+
+@pytest.mark.parametrize("method", ["monolithic", "cutting_plane", "box"])
+def test_piecewise_hinge_equals_builtin_hinge(method):
+    X, y = two_plus_two_frame(40, 3)
+    hinge = from_sympy(sp.Piecewise((1 - e, e < 1), (0, True)), e)
+    assert hinge.form == "pieces"
+    a, b = hinge.pieces
+    assert sorted(zip(a.tolist(), b.tolist())) == [(-1.0, 1.0), (0.0, 0.0)]
+    kw = dict(ambiguity=dk.Wasserstein(radius=0.1), method=method)
+    ours = dk.DROClassifier(loss=hinge, **kw).fit(X, y).result_.objective
+    assert ours == pytest.approx(dk.DROClassifier(loss="hinge", **kw).fit(X, y).result_.objective, rel=1e-7)
+
+
+@pytest.mark.parametrize("method", ["monolithic", "cutting_plane"])
+def test_pseudo_huber_soc_equals_outer_approximation_to_the_certified_gap(method):
+    X, _ = two_plus_two_frame(40, 3)
+    yr = X["a"] * 2 - X["b"] + np.random.default_rng(0).normal(size=40) * 0.3
+    expr = sp.sqrt(1 + e ** 2) - 1
+    soc = from_sympy(expr, e, task="regression")
+    outer = from_sympy(expr, e, task="regression", conic="outer")
+    assert soc.form == "sqrt_quadratic" and soc.cone_class == "SOCP" and outer.form == "outer"
+    kw = dict(ambiguity=dk.Wasserstein(radius=0.05), method=method)
+    exact = dk.DRORegressor(loss=soc, **kw).fit(X, yr).result_
+    approx = dk.DRORegressor(loss=outer, **kw).fit(X, yr).result_
+    assert approx.relative_gap <= 1e-6
+    assert approx.lower_bound <= exact.objective + 1e-7
+    assert exact.objective <= approx.upper_bound + 1e-7
+    assert approx.objective == pytest.approx(exact.objective, rel=2e-6)
+    assert outer.tangents.size == from_sympy(expr, e, task="regression", conic="outer").tangents.size  # user's copy untouched
+
+
+def test_pseudo_huber_against_cvxpy():
+    cp = pytest.importorskip("cvxpy")
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(30, 2))
+    yr = X @ [1.0, -1.0] + rng.normal(size=30) * 0.5
+    reg = dk.DRORegressor(loss=from_sympy(sp.sqrt(1 + e ** 2) - 1, e, task="regression"),
+                          ambiguity=dk.Wasserstein(radius=0.0)).fit(X, yr)
+    beta, b = cp.Variable(2), cp.Variable()
+    r = X @ beta + b - yr
+    prob = cp.Problem(cp.Minimize(cp.sum(cp.hstack([cp.norm(cp.hstack([1, r[i]])) for i in range(30)])) / 30 - 1))
+    prob.solve(solver="CLARABEL")
+    assert reg.result_.objective == pytest.approx(prob.value, rel=1e-6)
+
+
+def test_huber_written_as_piecewise_uses_the_outer_approximation():
+    X, _ = two_plus_two_frame(40, 5)
+    yr = X["a"] - X["b"] + np.random.default_rng(2).normal(size=40) * 0.5
+    expr = sp.Piecewise((e ** 2 / 2, sp.Abs(e) <= 1), (sp.Abs(e) - sp.Rational(1, 2), True))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a numeric Lipschitz bound may be reported
+        huber = from_sympy(expr, e, task="regression")
+    assert huber.form == "outer" and huber.lipschitz == pytest.approx(1.0)
+    kw = dict(ambiguity=dk.Wasserstein(radius=0.05), method="monolithic")
+    ours = dk.DRORegressor(loss=huber, **kw).fit(X, yr).result_
+    ref = dk.DRORegressor(loss=dk.losses.Huber(1.0), **kw).fit(X, yr).result_
+    assert ours.relative_gap <= 1e-6
+    assert ours.objective == pytest.approx(ref.objective, rel=2e-6)
+
+
+def test_log_sum_exp_and_scaled_forms():
+    L = from_sympy(2 * sp.log(sp.exp(e) + sp.exp(-e)), e)
+    assert L.form == "log_sum_exp" and L.lipschitz == pytest.approx(2.0) and L.task == "regression"
+    A = from_sympy(3 * sp.Abs(e - 1), e)
+    assert A.form == "pieces" and A.lipschitz == pytest.approx(3.0)
+    np.testing.assert_allclose(A.value(np.array([0.0, 1.0, 3.0])), [3.0, 0.0, 6.0])
+
+
+def test_documented_errors():
+    with pytest.raises(dk.ParameterError, match="not convex"):
+        from_sympy(-e ** 2, e)
+    with pytest.raises(dk.ParameterError, match="not Lipschitz"):
+        from_sympy(sp.exp(-e), e)
+    with pytest.raises(dk.ParameterError, match="not Lipschitz"):
+        from_sympy(e ** 2, e)
+    with pytest.raises(dk.ParameterError, match="not convex"):
+        from_sympy(sp.Piecewise((1 - e, e < 0), (1 - 2 * e, True)), e)
+    with pytest.raises(dk.ParameterError, match="symbols"):
+        from_sympy(sp.log(1 + sp.exp(-e * sp.Symbol("w"))), e)
+    with pytest.raises(dk.ParameterError, match="conic"):
+        from_sympy(sp.Max(0, 1 - e), e, conic="bogus")
