@@ -648,10 +648,10 @@ def static_value_at(intercept, coef, X, y, X_aux, y_aux, radius, radius_aux, los
 
 
 # ------------------------------------------------------------------------------ lower bound (LP)
-def candidate_support(X, X_aux, segment_points: int = 5, fractions=()) -> np.ndarray:
+def candidate_support(X, X_aux, segment_points: int = 5, fractions=(), pairs=None) -> np.ndarray:
     """The candidate feature points: both samples, ``segment_points`` interior points on each segment
     ``[x_i, xhat_j]`` (equally spaced) and the points at each of ``fractions`` (in (0, 1)); duplicates
-    removed."""
+    removed.  ``pairs = (i, j)`` index arrays restrict the segments to those pairs (default: all N N_hat)."""
     X = np.asarray(X, dtype=float)
     Xa = np.asarray(X_aux, dtype=float)
     ts = list(np.linspace(0.0, 1.0, int(segment_points) + 2)[1:-1]) + [float(f) for f in fractions
@@ -659,8 +659,12 @@ def candidate_support(X, X_aux, segment_points: int = 5, fractions=()) -> np.nda
     parts = [X, Xa]
     if ts:
         ts = np.unique(np.asarray(ts))
-        diff = Xa[None, :, :] - X[:, None, :]                                    # (N, Na, n)
-        seg = X[:, None, None, :] + ts[None, None, :, None] * diff[:, :, None, :]  # (N, Na, T, n)
+        if pairs is None:
+            diff = Xa[None, :, :] - X[:, None, :]                                    # (N, Na, n)
+            seg = X[:, None, None, :] + ts[None, None, :, None] * diff[:, :, None, :]  # (N, Na, T, n)
+        else:
+            i, j = (np.asarray(v, dtype=int) for v in pairs)
+            seg = X[i, None, :] + ts[None, :, None] * (Xa[j] - X[i])[:, None, :]       # (P, T, n)
         parts.append(seg.reshape(-1, X.shape[1]))
     return np.unique(np.vstack(parts), axis=0)
 
@@ -673,7 +677,7 @@ def _costs(X: np.ndarray, y: np.ndarray, P: np.ndarray, labels: np.ndarray, d: _
 
 
 def finite_support_lower_bound(intercept, coef, X, y, X_aux, y_aux, radius, radius_aux, loss, *, p=1,
-                               gamma=None, kappa=np.inf, attack=None, segment_points: int = 5,
+                               gamma=None, kappa=np.inf, attack=None, segment_points: int = 5, pairs=None,
                                return_distribution: bool = False):
     r"""A lower bound on ``sup_{Q in B_eps(P_N) ∩ B_eps_aux(P_aux)} E_Q[loss]`` for the FIXED model
     ``(intercept, coef)``: the same supremum over the Q supported on a finite candidate set S, by an LP.
@@ -702,7 +706,7 @@ def finite_support_lower_bound(intercept, coef, X, y, X_aux, y_aux, radius, radi
         raise ParameterError(f"coef must have {d.n} entries, got shape {coef.shape}")
     b = 0.0 if intercept is None else float(intercept)
     fractions = (d.eps / (d.eps + d.eps_a),) if d.eps + d.eps_a > 0 else ()
-    pts = candidate_support(d.X, d.Xa, segment_points, fractions)
+    pts = candidate_support(d.X, d.Xa, segment_points, fractions, pairs)
     M0 = pts.shape[0]
     N, Na = d.X.shape[0], d.Xa.shape[0]
     if (N + Na) * 2 * M0 > MAX_LP_VARIABLES:
