@@ -111,23 +111,11 @@ class CompiledIntersection:
                        "cutting_plane": use_cuts})
 
     def _pairs(self):
-        """``(i, j)``: the support of an optimal plan between the samples plus nearest partners both ways."""
-        from ..metrics import GroundMetric, LabelCost, NormCost
-        from ..metrics.transport import wasserstein_distance
+        """The transport-plan and nearest pairs of the two samples (:func:`coupled_pairs`)."""
+        from ..conic.reformulations.intersection_cuts import coupled_pairs
         inst = self.instance
-        metric = GroundMetric(numerical=NormCost(p=inst.metric.numerical.validated_p(), weights=inst.metric.gamma),
-                              label=LabelCost(kappa=inst.metric.kappa))
-        _, plan = wasserstein_distance((inst.data.X, inst.y), (self.X_aux, self.y_aux), metric,
-                                       return_plan=True, task="classification")
-        i, j = (np.array([], dtype=int),) * 2 if plan is None else plan.nonzero()
-        g = np.where(np.isfinite(inst.metric.gamma), inst.metric.gamma, 1e6)
-        dist = np.abs(inst.data.X[:, None, :] - self.X_aux[None, :, :]) @ g if inst.data.X.size * len(self.X_aux) \
-            <= 5e7 else None
-        if dist is not None:
-            i = np.concatenate([i, np.arange(len(dist)), np.argmin(dist, axis=0)])
-            j = np.concatenate([j, np.argmin(dist, axis=1), np.arange(dist.shape[1])])
-        pairs = np.unique(np.column_stack([i, j]), axis=0)
-        return pairs[:, 0], pairs[:, 1]
+        return coupled_pairs(inst.data.X, inst.y, self.X_aux, self.y_aux, inst.metric.gamma, inst.metric.kappa,
+                             p=inst.metric.numerical.validated_p())
 
     def to_cvxpy(self):
         from ..conic.export import to_cvxpy

@@ -107,38 +107,48 @@ def _row_violations(d, intercept, coef, lam, lam_a, s, s_a, tau):
     return best_i, arg_i, best_j, arg_j
 
 
-def _initial_rows(d) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The first working set: every sample with its nearest auxiliary sample and vice versa (weighted l1), and
-    a star per label -- every sample with one auxiliary sample, every auxiliary sample with one sample --
-    on every allowed label.  The star keeps the master bounded: the free ``s, s_hat`` of samples that share
-    no row would run to ``-inf``; with a connected row graph only the harmless shift ``s + c, s_hat - c``
-    is left (module docstring of :mod:`.intersection`)."""
-    g = np.where(np.isfinite(d.gamma), d.gamma, 1e6)
-    I, J, L = intersection_rows(d.y, d.ya, d.kappa)
-    N, Na = d.X.shape[0], d.Xa.shape[0]
-    chunk = max(1, CHUNK_ELEMENTS // max(1, Na * d.n))
+def coupled_pairs(X, y, X_aux, y_aux, gamma, kappa, p: float = 1) -> Tuple[np.ndarray, np.ndarray]:
+    """``(i, j)``: the pairs an optimal transport plan between the two samples couples (cost
+    ``||Gamma (x - x')||_p + kappa 1[y != y']``), plus each sample's nearest partner both ways.
+
+    With the plan's pairs, the distribution that puts each planned pair's mass ``eps / (eps + eps_hat)`` of
+    the way from ``x_i`` to ``xhat_j`` lies in both balls whenever the intersection is non-empty: these pairs
+    make a first cutting-plane master bounded and a finite-support lower bound feasible.  O(N N_hat n) time
+    in chunks; O(N + N_hat) pairs."""
+    from ...metrics import GroundMetric, LabelCost, NormCost
+    gamma = np.asarray(gamma, dtype=float)
+    metric = GroundMetric(numerical=NormCost(p=p, weights=gamma), label=LabelCost(kappa=kappa))
+    _, plan = wasserstein_distance((X, y), (X_aux, y_aux), metric, return_plan=True, task="classification")
+    i, j = (np.zeros(0, dtype=np.int64),) * 2 if plan is None else sp.csr_matrix(plan).nonzero()
+    g = np.where(np.isfinite(gamma), gamma, 1e6)
+    N, Na, n = X.shape[0], X_aux.shape[0], X.shape[1]
+    chunk = max(1, CHUNK_ELEMENTS // max(1, Na * n))
     nearest_j = np.zeros(N, dtype=np.int64)
     nearest_i_val = np.full(Na, np.inf)
     nearest_i = np.zeros(Na, dtype=np.int64)
     for start in range(0, N, chunk):
         r = slice(start, min(N, start + chunk))
-        dist = np.sum(np.abs(d.Xa[None, :, :] - d.X[r, None, :]) * g, axis=2)
+        dist = np.sum(np.abs(X_aux[None, :, :] - X[r, None, :]) * g, axis=2)
         nearest_j[r] = np.argmin(dist, axis=1)
         col = np.argmin(dist, axis=0)
         val = dist[col, np.arange(Na)]
         upd = val < nearest_i_val
         nearest_i_val = np.where(upd, val, nearest_i_val)
         nearest_i = np.where(upd, col + start, nearest_i)
-    keep = (nearest_j[I] == J) | (nearest_i[J] == I)
-    # the support of an optimal transport plan between the two samples: with it the master's dual has the
-    # distribution that splits each planned pair's mass at eps / (eps + eps_hat) of the way -- in both
-    # balls whenever the intersection is non-empty -- so the first master is bounded
-    from ...metrics import GroundMetric, LabelCost, NormCost
-    metric = GroundMetric(numerical=NormCost(p=1, weights=d.gamma), label=LabelCost(kappa=d.kappa))
-    _, plan = wasserstein_distance((d.X, d.y), (d.Xa, d.ya), metric, return_plan=True, task="classification")
-    if plan is not None:
-        planned = sp.csr_matrix(plan)
-        keep |= np.asarray(planned[I, J]).ravel() > 0
+    pairs = np.unique(np.column_stack([np.concatenate([i, np.arange(N), nearest_i]),
+                                       np.concatenate([j, nearest_j, np.arange(Na)])]), axis=0)
+    return pairs[:, 0], pairs[:, 1]
+
+
+def _initial_rows(d) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The first working set: the rows of :func:`coupled_pairs` on every allowed label, and a star per label
+    (every sample with one auxiliary sample, every auxiliary sample with one sample), which keeps the row
+    graph connected so that only the harmless shift ``s + c, s_hat - c`` of the free ``s, s_hat`` is left
+    (module docstring of :mod:`.intersection`)."""
+    I, J, L = intersection_rows(d.y, d.ya, d.kappa)
+    pi, pj = coupled_pairs(d.X, d.y, d.Xa, d.ya, d.gamma, d.kappa)
+    Na = d.Xa.shape[0]
+    keep = np.isin(I * Na + J, pi * Na + pj)
     for l in (-1.0, 1.0):  # the star of label l: anchored at the first allowed row of that label
         on = np.flatnonzero(L == l)
         if on.size:
