@@ -69,7 +69,8 @@ class CompiledIntersection:
         history, static_lower = [], float("nan")
         if use_cuts:
             cuts = solve_intersection_cuts(**args, fit_intercept=self.instance.fit_intercept, solver=solver,
-                                           options=solver_options, gap_tol=gap_tol, verbose=verbose)
+                                           options=solver_options, gap_tol=gap_tol, verbose=verbose,
+                                           on_inaccurate=on_inaccurate)
             out, history, static_lower = cuts.result, cuts.history, cuts.lower_bound
             if not cuts.converged:
                 msg = (f"intersection cutting plane stopped with a gap: static optimum in [{cuts.lower_bound:.9g}, "

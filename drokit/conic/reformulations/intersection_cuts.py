@@ -159,7 +159,8 @@ def _initial_rows(d) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def solve_intersection_cuts(X, y, X_aux, y_aux, radius, radius_aux, loss, *, p=1, gamma=None, kappa=np.inf,
                             fit_intercept=True, attack=None, solver: str = "clarabel", options=None,
-                            gap_tol: float = 1e-6, max_rounds: int = 100, verbose: bool = False) -> CutOutcome:
+                            gap_tol: float = 1e-6, max_rounds: int = 100, verbose: bool = False,
+                            on_inaccurate: str = "raise") -> CutOutcome:
     """The static program by constraint generation over its ``(i, j, l)`` rows (``p = 1`` only; module
     docstring).  Same parameters as :func:`.intersection.solve_intersection`; the returned result's value is
     the certified UPPER bound of the last round's best point (at most ``gap_tol`` above the static optimum)."""
@@ -178,7 +179,7 @@ def solve_intersection_cuts(X, y, X_aux, y_aux, radius, radius_aux, loss, *, p=1
     for r in range(max_rounds):
         tm = time.perf_counter()
         program = _assemble(d, bool(fit_intercept), rows=(I, J, L))
-        backend, sol = _solve_program(program, solver, options)
+        backend, sol = _solve_program(program, solver, options, on_inaccurate)
         res = _result(d, program, backend, sol, t0, None)
         master_time = time.perf_counter() - tm
         lower = max(lower, float(sol.dual_objective) if np.isfinite(sol.dual_objective) else res.value)
