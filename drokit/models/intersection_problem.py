@@ -33,12 +33,14 @@ class CompiledIntersection:
     method_reason = REASON
 
     def __init__(self, instance: DROInstance, X_aux_num: np.ndarray, y_aux_pm: np.ndarray, radius_aux: float,
-                 distance: float, compile_time: float):
+                 distance: float, compile_time: float, plan=None):
         self.instance = instance
         self.evaluation_instance = instance
         self.X_aux, self.y_aux = X_aux_num, y_aux_pm
         self.radius_aux = radius_aux
         self.distance = distance
+        self.plan = plan  # the optimal transport plan of the emptiness check (reused for the pairs)
+        self._pairs_cache = None
         self.compile_time = compile_time
         self.program = None
 
@@ -70,7 +72,7 @@ class CompiledIntersection:
         if use_cuts:
             cuts = solve_intersection_cuts(**args, fit_intercept=self.instance.fit_intercept, solver=solver,
                                            options=solver_options, gap_tol=gap_tol, verbose=verbose,
-                                           on_inaccurate=on_inaccurate)
+                                           on_inaccurate=on_inaccurate, pairs=self._pairs())
             out, history, static_lower = cuts.result, cuts.history, cuts.lower_bound
             if not cuts.converged:
                 msg = (f"intersection cutting plane stopped with a gap: static optimum in [{cuts.lower_bound:.9g}, "
@@ -112,11 +114,15 @@ class CompiledIntersection:
                        "cutting_plane": use_cuts})
 
     def _pairs(self):
-        """The transport-plan and nearest pairs of the two samples (:func:`coupled_pairs`)."""
+        """The transport-plan and nearest pairs of the two samples (:func:`coupled_pairs`), computed once from
+        the emptiness check's plan."""
         from ..conic.reformulations.intersection_cuts import coupled_pairs
-        inst = self.instance
-        return coupled_pairs(inst.data.X, inst.y, self.X_aux, self.y_aux, inst.metric.gamma, inst.metric.kappa,
-                             p=inst.metric.numerical.validated_p())
+        if self._pairs_cache is None:
+            inst = self.instance
+            self._pairs_cache = coupled_pairs(inst.data.X, inst.y, self.X_aux, self.y_aux, inst.metric.gamma,
+                                              inst.metric.kappa, p=inst.metric.numerical.validated_p(),
+                                              plan=self.plan)
+        return self._pairs_cache
 
     def to_cvxpy(self):
         from ..conic.export import to_cvxpy
@@ -153,10 +159,11 @@ def compile_intersection(problem, X, y, *, categorical_features=None, categories
     classes = np.array([-1, 1]) if pm is not None else encode_binary_labels(y, inst.n_samples)[1]
     y_aux_pm = encode_with_classes(as_1d(y_aux, aux.n_samples), classes, aux.n_samples)
     metric = first.validated_metric()
-    distance = wasserstein_distance((inst.data.X, inst.y), (aux.X, y_aux_pm), metric, task="classification")
+    distance, plan = wasserstein_distance((inst.data.X, inst.y), (aux.X, y_aux_pm), metric, task="classification",
+                                          return_plan=True)
     r1, r2 = first.validated_radius(), second.validated_radius()
     if r1 + r2 < distance * (1.0 - 1e-12):
         raise ParameterError(f"the intersection is empty: radius + radius_aux = {r1 + r2:.6g} < W(P_N, P_aux) = "
                              f"{distance:.6g} (the two balls do not meet); enlarge the radii, e.g. "
                              f"dk.auxiliary_radius(...) for the auxiliary one")
-    return CompiledIntersection(inst, aux.X, y_aux_pm, r2, float(distance), time.perf_counter() - t0)
+    return CompiledIntersection(inst, aux.X, y_aux_pm, r2, float(distance), time.perf_counter() - t0, plan=plan)

@@ -75,9 +75,7 @@ def _row_violations(d, intercept, coef, lam, lam_a, s, s_a, tau):
     arg_i = np.zeros((N, 2), dtype=np.int64)
     best_j = np.full(Na, -np.inf)
     arg_j = np.zeros((Na, 2), dtype=np.int64)
-    allowed_all = intersection_rows(d.y, d.ya, d.kappa)
-    allowed = np.zeros((N, Na, 2), dtype=bool)
-    allowed[allowed_all[0], allowed_all[1], (allowed_all[2] > 0).astype(int)] = True
+    labels_move = np.isfinite(d.kappa)  # else a row exists only for l = y_i = yhat_j (intersection_rows)
     chunk = max(1, CHUNK_ELEMENTS // max(1, Na * n))
     for start in range(0, N, chunk):
         rows = slice(start, min(N, start + chunk))
@@ -93,7 +91,9 @@ def _row_violations(d, intercept, coef, lam, lam_a, s, s_a, tau):
             if np.isfinite(d.kappa):
                 rhs = rhs + d.kappa * (lam * (l != d.y[rows, None]) + lam_a * (l != d.ya[None, :]))
             loss = np.where(free_move, 0.0, d.loss.value(u))              # z free on a moving immutable coordinate
-            viol = np.where(allowed[rows, :, li], loss - rhs, -np.inf)
+            viol = loss - rhs
+            if not labels_move:
+                viol = np.where((d.y[rows, None] == l) & (d.ya[None, :] == l), viol, -np.inf)
             jbest = np.argmax(viol, axis=1)
             vbest = viol[np.arange(viol.shape[0]), jbest]
             better = vbest > best_i[rows]
@@ -107,18 +107,19 @@ def _row_violations(d, intercept, coef, lam, lam_a, s, s_a, tau):
     return best_i, arg_i, best_j, arg_j
 
 
-def coupled_pairs(X, y, X_aux, y_aux, gamma, kappa, p: float = 1) -> Tuple[np.ndarray, np.ndarray]:
+def coupled_pairs(X, y, X_aux, y_aux, gamma, kappa, p: float = 1, plan=None) -> Tuple[np.ndarray, np.ndarray]:
     """``(i, j)``: the pairs an optimal transport plan between the two samples couples (cost
     ``||Gamma (x - x')||_p + kappa 1[y != y']``), plus each sample's nearest partner both ways.
 
     With the plan's pairs, the distribution that puts each planned pair's mass ``eps / (eps + eps_hat)`` of
     the way from ``x_i`` to ``xhat_j`` lies in both balls whenever the intersection is non-empty: these pairs
     make a first cutting-plane master bounded and a finite-support lower bound feasible.  O(N N_hat n) time
-    in chunks; O(N + N_hat) pairs."""
+    in chunks; O(N + N_hat) pairs.  ``plan``: an optimal plan already computed (else one is solved for)."""
     from ...metrics import GroundMetric, LabelCost, NormCost
     gamma = np.asarray(gamma, dtype=float)
-    metric = GroundMetric(numerical=NormCost(p=p, weights=gamma), label=LabelCost(kappa=kappa))
-    _, plan = wasserstein_distance((X, y), (X_aux, y_aux), metric, return_plan=True, task="classification")
+    if plan is None:
+        metric = GroundMetric(numerical=NormCost(p=p, weights=gamma), label=LabelCost(kappa=kappa))
+        _, plan = wasserstein_distance((X, y), (X_aux, y_aux), metric, return_plan=True, task="classification")
     i, j = (np.zeros(0, dtype=np.int64),) * 2 if plan is None else sp.csr_matrix(plan).nonzero()
     g = np.where(np.isfinite(gamma), gamma, 1e6)
     N, Na, n = X.shape[0], X_aux.shape[0], X.shape[1]
@@ -140,13 +141,13 @@ def coupled_pairs(X, y, X_aux, y_aux, gamma, kappa, p: float = 1) -> Tuple[np.nd
     return pairs[:, 0], pairs[:, 1]
 
 
-def _initial_rows(d) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _initial_rows(d, pairs=None) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The first working set: the rows of :func:`coupled_pairs` on every allowed label, and a star per label
     (every sample with one auxiliary sample, every auxiliary sample with one sample), which keeps the row
     graph connected so that only the harmless shift ``s + c, s_hat - c`` of the free ``s, s_hat`` is left
     (module docstring of :mod:`.intersection`)."""
     I, J, L = intersection_rows(d.y, d.ya, d.kappa)
-    pi, pj = coupled_pairs(d.X, d.y, d.Xa, d.ya, d.gamma, d.kappa)
+    pi, pj = coupled_pairs(d.X, d.y, d.Xa, d.ya, d.gamma, d.kappa) if pairs is None else pairs
     Na = d.Xa.shape[0]
     keep = np.isin(I * Na + J, pi * Na + pj)
     for l in (-1.0, 1.0):  # the star of label l: anchored at the first allowed row of that label
@@ -160,17 +161,18 @@ def _initial_rows(d) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
 def solve_intersection_cuts(X, y, X_aux, y_aux, radius, radius_aux, loss, *, p=1, gamma=None, kappa=np.inf,
                             fit_intercept=True, attack=None, solver: str = "clarabel", options=None,
                             gap_tol: float = 1e-6, max_rounds: int = 100, verbose: bool = False,
-                            on_inaccurate: str = "raise") -> CutOutcome:
+                            on_inaccurate: str = "raise", pairs=None) -> CutOutcome:
     """The static program by constraint generation over its ``(i, j, l)`` rows (``p = 1`` only; module
     docstring).  Same parameters as :func:`.intersection.solve_intersection`; the returned result's value is
-    the certified UPPER bound of the last round's best point (at most ``gap_tol`` above the static optimum)."""
+    the certified UPPER bound of the last round's best point (at most ``gap_tol`` above the static optimum).
+    ``pairs``: :func:`coupled_pairs` of the two samples, if already known."""
     if float(p) != 1:
         raise ParameterError("the intersection cutting plane separates exactly for the l1 transport cost "
                              "(p = 1, the thesis's setting); use the monolithic static program for other p")
     log = (lambda m: print(m, file=sys.stderr, flush=True)) if verbose else (lambda m: None)
     t0 = time.perf_counter()
     d = _validate(X, y, X_aux, y_aux, radius, radius_aux, loss, p, gamma, kappa, attack)
-    I, J, L = _initial_rows(d)
+    I, J, L = _initial_rows(d, pairs)
     seen = set(zip(I.tolist(), J.tolist(), L.tolist()))
     history: List[CutRound] = []
     best: Optional[Tuple[float, IntersectionResult]] = None
