@@ -61,6 +61,9 @@ class FeatureSchema:
     categorical: List[int]
     categories: List[list] = field(default_factory=list)
     from_dataframe: bool = False
+    #: per categorical feature: its column was a pandas *ordered* categorical (the categories' order
+    #: is then a rank order, used by :class:`drokit.metrics.OrdinalCost`)
+    ordered: List[bool] = field(default_factory=list)
 
     # ------------------------------------------------------------- properties
     @property
@@ -70,6 +73,10 @@ class FeatureSchema:
     @property
     def categorical_names(self) -> List[str]:
         return [self.feature_names[j] for j in self.categorical]
+
+    def is_ordered(self, l: int) -> bool:
+        """Whether categorical feature ``l`` came from a pandas ordered categorical column."""
+        return bool(self.ordered[l]) if l < len(self.ordered) else False
 
     @property
     def levels(self) -> np.ndarray:
@@ -137,8 +144,10 @@ class FeatureSchema:
                 if len(c) == 0 or len(set(map(_key, c))) != len(c):
                     raise ParameterError(
                         f"categories of feature {names[j]!r} must be a non-empty list of distinct levels")
+        ordered = [bool(getattr(getattr(columns[j], "dtype", None), "ordered", False) or False)
+                   for j in categorical]
         return cls(feature_names=names, numerical=numerical, categorical=categorical,
-                   categories=cats, from_dataframe=from_df)
+                   categories=cats, from_dataframe=from_df, ordered=ordered)
 
     # --------------------------------------------------------------- encoding
     def transform(self, X, handle_unknown: str = "error") -> MixedData:

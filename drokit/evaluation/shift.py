@@ -303,6 +303,7 @@ def _shift_model(X, model, categorical_features):
                              f"{type(model).__name__}")
     schema = FeatureSchema.infer(X, categorical_features=categorical_features)
     resolved = model.resolve(schema)
+    resolved.require_mismatch("simulate_shift (the inverse of the mismatch-cost calibration)")
     num, cat = schema.numerical_names, schema.categorical_names
     free = [c for c, g in zip(num, resolved.gamma) if g == 0]
     if free:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import List, Optional
 from numbers import Real
 
 import numpy as np
@@ -12,7 +14,7 @@ from ..exceptions import ParameterError
 from ..schema import FeatureSchema
 from .calibration import Calibration, calibrate, round_weights
 from ..params import ParamsMixin, component
-from .costs import LabelCost, MismatchCost, NamedWeights, NormCost
+from .costs import CategoricalCost, LabelCost, MismatchCost, NamedWeights, NormCost
 
 
 @dataclass
@@ -20,10 +22,35 @@ class ResolvedMetric:
     """A ground metric bound to a feature schema: weights as arrays in schema order."""
 
     numerical: NormCost
-    categorical: MismatchCost
+    categorical: CategoricalCost
     gamma: np.ndarray  # (n,) numerical weights
     delta: np.ndarray  # (m,) categorical weights
     kappa: float       # label cost
+    #: (m,) unit cost matrices U_l (a_l x a_l) of the categorical component; None = mismatch 1 - I
+    units: Optional[List[np.ndarray]] = None
+
+    @property
+    def mismatch_only(self) -> bool:
+        """Whether every categorical feature has the 0/1 mismatch cost ``delta_l 1[v != v']`` (the
+        structure the sorting oracle, the graph and the box reformulations are built on)."""
+        if self.units is None:
+            return True
+        return all(np.array_equal(U, 1.0 - np.eye(U.shape[0])) for U in self.units)
+
+    def require_mismatch(self, what: str) -> None:
+        """Raise :class:`ParameterError` when the categorical cost is not the 0/1 mismatch cost."""
+        if not self.mismatch_only:
+            raise ParameterError(
+                f"{what} is built on the 0/1 mismatch cost delta_l 1[z_l != z'_l], but the metric's "
+                f"categorical component is {self.categorical!r} with other level costs; use "
+                f"method='cutting_plane' (its DP oracle handles any level costs) or 'monolithic'")
+
+    def additive_increments(self, l: int) -> np.ndarray:
+        """``(delta_l U_l)^p`` of feature ``l`` as an (a_l, a_l) array: the additive budget a change of
+        level adds (0 on the diagonal; feature ``l`` must have a finite weight)."""
+        if self.units is None:
+            raise ParameterError("the metric has no unit cost matrices (resolve it against the data)")
+        return (self.delta[l] * self.units[l]) ** self.categorical.validated_p()
 
     @property
     def dual_p(self) -> float:
@@ -34,7 +61,9 @@ class ResolvedMetric:
         return self.numerical.dual_norm(beta_x, self.gamma)
 
     def categorical_distance(self, Z1: np.ndarray, Z2: np.ndarray) -> np.ndarray:
-        return self.categorical.distance(Z1, Z2, self.delta)
+        """Row-wise ``D(z1, z2)`` (codes broadcasting to (..., m))."""
+        units = None if self.mismatch_only else self.units
+        return self.categorical.distance(Z1, Z2, self.delta, units)
 
 
 class GroundMetric(ParamsMixin):
@@ -43,7 +72,9 @@ class GroundMetric(ParamsMixin):
     Parameters
     ----------
     numerical : :class:`NormCost` on numerical features (default ``NormCost(p=1)``).
-    categorical : :class:`MismatchCost` on categorical features (default unit weights, ``p=1``).
+    categorical : a :class:`CategoricalCost` on categorical features: :class:`MismatchCost` (default,
+        unit weights, ``p=1``), :class:`OrdinalCost` (rank distance on ordinal features) or your own
+        subclass (docs/extending.md).
     label : :class:`LabelCost` (default ``kappa=inf``: labels never move).
 
     Example::
@@ -104,7 +135,7 @@ class GroundMetric(ParamsMixin):
 
     def _parts(self):
         num, cat, lab = (component(self, name) for name in ("numerical", "categorical", "label"))
-        for part, cls, arg in ((num, NormCost, "numerical"), (cat, MismatchCost, "categorical"),
+        for part, cls, arg in ((num, NormCost, "numerical"), (cat, CategoricalCost, "categorical"),
                                (lab, LabelCost, "label")):
             if not isinstance(part, cls):
                 raise ParameterError(f"GroundMetric {arg} must be a drokit {cls.__name__}, "
@@ -117,7 +148,7 @@ class GroundMetric(ParamsMixin):
         return ResolvedMetric(numerical=num, categorical=cat,
                               gamma=num.resolve(schema.numerical_names),
                               delta=cat.resolve(schema.categorical_names),
-                              kappa=lab.validated_kappa())
+                              kappa=lab.validated_kappa(), units=cat.validated_unit_costs(schema))
 
     @property
     def kappa(self) -> float:
@@ -144,8 +175,9 @@ class GroundMetric(ParamsMixin):
             return np.asarray(w, dtype=float) * factor
         num_w = scale(num.weights)
         # MismatchCost with p != 1: D scales by factor when every delta_l scales by factor.
-        return GroundMetric(NormCost(p=num.p, weights=num_w),
-                            MismatchCost(weights=scale(cat.weights), p=cat.p),
+        cat_scaled = copy.deepcopy(cat)
+        cat_scaled.weights = scale(cat.weights)
+        return GroundMetric(NormCost(p=num.p, weights=num_w), cat_scaled,
                             LabelCost(kappa=lab.kappa * factor))
 
     def __repr__(self) -> str:

@@ -342,8 +342,9 @@ def _cost_matrix(Xp, Zp, lp, Xq, Zq, lq, metric: ResolvedMetric, regression: boo
     if cat.size:
         cp_ = metric.categorical.validated_p()
         D = np.zeros((a, b))
-        for l in cat:
-            D += (Zp[:, l][:, None] != Zq[:, l][None, :]) * delta[l] ** cp_
+        for l in cat:  # (delta_l U_l(z, z'))^p; U_l = 1 - I for the mismatch cost
+            U = metric.units[l]
+            D += (delta[l] * U[Zp[:, l][:, None], Zq[:, l][None, :]]) ** cp_
         if cp_ != 1:
             D **= 1.0 / cp_
         C += D

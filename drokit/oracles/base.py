@@ -51,7 +51,7 @@ class SeparationOracle:
 
 
 def best_over_budgets(inst: "DROInstance", f0: np.ndarray, extremes: Sequence[np.ndarray],
-                      distance: np.ndarray, lam: float, s: np.ndarray
+                      distance: np.ndarray, lam: float, s: np.ndarray, reachable: np.ndarray | None = None
                       ) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The terminal step of the budget oracles (sun2025 (10), with the intercept restored).
 
@@ -61,7 +61,8 @@ def best_over_budgets(inst: "DROInstance", f0: np.ndarray, extremes: Sequence[np
         max_{family f, extreme e, budget j}  L(sigma_f (f0 + G_e[:, j]) - shift_f)
                                              - lam (distance_j + extra_f) - s
 
-    (a convex loss of an affine function peaks at an extreme total gain).  Returns the maxima and, per
+    (a convex loss of an affine function peaks at an extreme total gain), over the budgets marked in
+    ``reachable`` (N, B) when given (default: all).  Returns the maxima and, per
     sample, the budget index, the extreme and the label flip attaining them (first maximum in the
     order families x extremes).
     """
@@ -73,6 +74,8 @@ def best_over_budgets(inst: "DROInstance", f0: np.ndarray, extremes: Sequence[np
         for e, G in enumerate(extremes):
             vals = inst.loss.value(family.sigma[:, None] * (f0[:, None] + G) - family.shift[:, None])
             vals = vals - penalty[None, :] - s[:, None]
+            if reachable is not None:
+                vals = np.where(reachable, vals, -np.inf)
             j = np.argmax(vals, axis=1)
             values.append(vals[idx, j])
             budget.append(j)

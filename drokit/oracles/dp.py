@@ -23,6 +23,13 @@ Why it is exact:
 4. The terminal step evaluates ``L`` at both extremes for every budget (sun2025 (10), with the
    intercept restored: the paper's erratum 1).
 
+General level costs (:class:`drokit.metrics.CategoricalCost`, e.g. :class:`~drokit.metrics.OrdinalCost`):
+feature ``l`` moved from ``u`` to ``v`` adds ``(delta_l U_l(u, v))^p`` to the budget.  Step 3 becomes:
+per distinct increment ``c`` of the layer, the best (largest / smallest) gain over the levels ``v``
+with ``(delta_l U_l(u, v))^p = c`` -- still exact, because within a budget class only the extreme
+gains matter.  The layer's increments are the distinct entries of ``(delta_l U_l)^p`` (a_l of them for
+an ordinal feature), so the DP visits ``|B_{k-1}| x (number of increments)`` transitions per sample.
+
 Complexity: ``O(N sum_k |B_k|)`` time and bits of back-pointer memory, ``|B_k|`` the number of
 distinct budgets after k features: ``k + 1`` with equal weights (sorting-oracle size), at most
 ``2^k`` for generic weights, at most ``1 + sum_l delta_l^p / q`` when the weights lie on a grid q
@@ -31,15 +38,18 @@ distinct budgets after k features: ``k + 1`` with equal weights (sorting-oracle 
 
 from __future__ import annotations
 
+from typing import List, Tuple
+
 import numpy as np
 
 from ..models.instance import DROInstance
 from .base import Separation, SeparationOracle, best_over_budgets, one_row_per_sample
-from .lattice import MAX_BUDGETS, additive_weights, budget_lattice
+from .lattice import MAX_BUDGETS, budget_lattice, layer_costs, round_budgets
 
 
 class DPOracle(SeparationOracle):
-    """Exact separation oracle for any convex loss, per-feature weights and any exponent p."""
+    """Exact separation oracle for any convex loss, per-feature weights, any exponent p and any level
+    costs of the :class:`~drokit.metrics.CategoricalCost` protocol (mismatch, ordinal, user-defined)."""
 
     name = "dp"
     exact = True
@@ -54,12 +64,23 @@ class DPOracle(SeparationOracle):
         self.p = inst.metric.categorical.validated_p()
         self.mutable = inst.mutable_categorical()
         # the budget lattice over the mutable features, shared by every sample
-        self.lattice = budget_lattice(additive_weights(inst)[self.mutable], max_budgets)
+        self.lattice = budget_lattice(layer_costs(inst, self.mutable), max_budgets)
         self.budgets = self.lattice.budgets[-1]
         self.distance = self.budgets ** (1.0 / self.p)
-        self._predecessors = [self.lattice.predecessors(k) for k in range(self.mutable.size)]
+        self._predecessors = [np.vstack(self.lattice.predecessors(k)) for k in range(self.mutable.size)]
+        # per layer: the increment index of every move u -> v (a_l x a_l)
+        self._move_class = [self._increment_index(k, l) for k, l in enumerate(self.mutable)]
         self.Z = inst.data.Z
         self._design = schema.design(inst.data)  # built once: every separation is one product
+
+    def _increment_index(self, k: int, l: int) -> np.ndarray:
+        """``i`` with ``increments[k][i] = (delta_l U_l(u, v))^p`` for every level pair (u, v)."""
+        metric = self.inst.metric
+        a = int(self.levels[l])
+        if metric.mismatch_only:
+            return (1 - np.eye(a, dtype=np.int64)) * (len(self.lattice.increments[k]) - 1)
+        added = round_budgets(metric.additive_increments(l))
+        return np.searchsorted(self.lattice.increments[k], added)
 
     # ---------------------------------------------------------------- pieces
     def _level_values(self, coef: np.ndarray, l: int) -> np.ndarray:
@@ -68,63 +89,94 @@ class DPOracle(SeparationOracle):
         start = self.n_num + self.offsets[l]
         return np.concatenate([[0.0], coef[start:start + a - 1]])
 
-    def _gains(self, coef: np.ndarray, l: int):
-        """Per sample: best gain up / down when feature l changes level, and the level achieving it."""
+    def _gains(self, coef: np.ndarray, k: int, l: int, sign: float) -> Tuple[np.ndarray, np.ndarray]:
+        """Per sample and increment ``i`` of layer ``k``: the largest ``sign * (w_l(v) - w_l(z_nl))``
+        over the levels ``v`` a move of increment ``i`` reaches (``-inf`` if none) and that level."""
         w = self._level_values(coef, l)
+        move = self._move_class[k]
+        n_inc = len(self.lattice.increments[k])
+        gain = sign * (w[None, :] - w[:, None])                      # (a, a): u -> v
+        table = np.full((w.size, n_inc), -np.inf)
+        level = np.zeros((w.size, n_inc), dtype=np.int64)
+        for i in range(n_inc):
+            masked = np.where(move == i, gain, -np.inf)
+            level[:, i] = np.argmax(masked, axis=1)
+            table[:, i] = masked[np.arange(w.size), level[:, i]]
+        level[:, 0] = np.where(table[:, 0] > 0, level[:, 0], np.arange(w.size))  # stay unless a free move gains
+        table[:, 0] = np.maximum(table[:, 0], 0.0)
         cur = self.Z[:, l]
-        order = np.argsort(w, kind="stable")
-        lo1, lo2, hi1, hi2 = order[0], order[1], order[-1], order[-2]
-        up_level = np.where(cur == hi1, hi2, hi1)
-        down_level = np.where(cur == lo1, lo2, lo1)
-        return w[up_level] - w[cur], up_level, w[down_level] - w[cur], down_level
+        return table[cur], level[cur]
 
-    def _dp(self, gain: np.ndarray, sign: float):
-        """Largest ``sign * total gain`` per (sample, budget); back-pointers of the change choices."""
+    def _dp(self, gains: List[np.ndarray]):
+        """Largest total (signed) gain per (sample, budget) and the increment chosen per layer."""
         N = self.n_samples
         G = np.zeros((N, 1))
         choices = []
-        for stay, change, size, g in zip(self.lattice.stay, self.lattice.change, self.lattice.sizes[1:], gain):
+        for moves, size, g in zip(self.lattice.moves, self.lattice.sizes[1:], gains):
             new = np.full((N, size), -np.inf)
-            new[:, stay] = G
-            cand = G + sign * g[:, None]
-            take = cand > new[:, change]
-            new[:, change] = np.where(take, cand, new[:, change])
-            chosen = np.zeros((N, size), dtype=bool)
-            chosen[:, change] = take
+            chosen = np.zeros((N, size), dtype=np.int16)
+            for i, move in enumerate(moves):
+                cand = G + g[:, i:i + 1]
+                take = cand > new[:, move]
+                new[:, move] = np.where(take, cand, new[:, move])
+                chosen[:, move] = np.where(take, i, chosen[:, move])
             choices.append(chosen)
             G = new
-        return sign * G, choices  # total gain (signed back), reachable budgets are finite
+        return G, choices
 
-    def _backtrack(self, choices, final_index: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
-        """Which mutable features change, per sample (or for the samples ``rows``), for the chosen final
-        budget index."""
+    def _backtrack(self, choices, levels, final_index: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+        """The levels of the mutable features, per sample (or for the samples ``rows``), on the path
+        to the chosen final budget index (``levels[k]`` = the (N, increments) level table of layer k)."""
         rows = np.arange(self.n_samples) if rows is None else np.asarray(rows, dtype=int)
-        changed = np.zeros((rows.size, self.mutable.size), dtype=bool)
+        out = np.zeros((rows.size, self.mutable.size), dtype=np.int64)
         j = np.asarray(final_index).copy()
         for k in range(self.mutable.size - 1, -1, -1):
-            took = choices[k][rows, j]
-            changed[:, k] = took
-            prev_stay, prev_change = self._predecessors[k]
-            j = np.where(took, prev_change[j], prev_stay[j])
-        return changed
+            i = choices[k][rows, j]
+            out[:, k] = levels[k][rows, i]
+            j = self._predecessors[k][i, j]
+        return out
 
     # ------------------------------------------------------------- interface
+    def extreme_gains(self, coef: np.ndarray):
+        """The DP tables of a model: ``(extremes, paths)`` with ``extremes[e]`` the (N, B) largest
+        (``e = 0``) / smallest (``e = 1``) total categorical gain per final budget, and ``paths`` what
+        :meth:`configurations` needs to recover the levels attaining them.
+
+        With general level costs a sample may not reach every budget of the shared lattice (an ordinal
+        feature at its middle level cannot move by its full range); those entries are 0 -- the sample
+        stays and pays the budget, a dominated but feasible choice, so no maximum changes -- and
+        :attr:`reachable` (N, B) marks the real ones."""
+        coef = np.asarray(coef, dtype=float)
+        extremes, paths = [], []
+        for sign in (1.0, -1.0):
+            tables = [self._gains(coef, k, l, sign) for k, l in enumerate(self.mutable)]
+            G, choices = self._dp([t[0] for t in tables])
+            self.reachable = np.isfinite(G)
+            extremes.append(np.where(self.reachable, sign * G, 0.0))
+            paths.append((choices, [t[1] for t in tables]))
+        return extremes, paths
+
+    def configurations(self, paths, extreme: np.ndarray, budget: np.ndarray,
+                       rows: np.ndarray | None = None) -> np.ndarray:
+        """Categorical codes of the samples ``rows`` (default all) at the given extreme and final
+        budget index (from :meth:`extreme_gains`)."""
+        rows = np.arange(self.n_samples) if rows is None else np.asarray(rows, dtype=int)
+        Z = self.Z[rows].copy()
+        if not self.mutable.size:
+            return Z
+        for e, (choices, levels) in enumerate(paths):
+            sel = np.flatnonzero(np.asarray(extreme) == e)
+            if sel.size:
+                Z[np.ix_(sel, self.mutable)] = self._backtrack(choices, levels, np.asarray(budget)[sel],
+                                                               rows[sel])
+        return Z
+
     def separate(self, intercept, coef, lam, s, near_margin: float = 0.0) -> Separation:
         """Most violated row per sample (``near_margin`` is ignored: one row per sample)."""
         coef = np.asarray(coef, dtype=float)
         f0 = self._design @ coef + intercept
-        gains = [self._gains(coef, l) for l in self.mutable]
-        dps = (self._dp([g[0] for g in gains], 1.0), self._dp([g[2] for g in gains], -1.0))
-        violation, j, which, flip = best_over_budgets(self.inst, f0, [G for G, _ in dps], self.distance,
-                                                      lam, np.asarray(s, dtype=float))
-        Z = self.Z.copy()
-        for k, (_, choices) in enumerate(dps):
-            mask = which == k
-            if not mask.any() or not self.mutable.size:
-                continue
-            changed = self._backtrack(choices, j)
-            level_column = 1 if k == 0 else 3
-            for t, l in enumerate(self.mutable):
-                sel = mask & changed[:, t]
-                Z[sel, l] = gains[t][level_column][sel]
+        extremes, paths = self.extreme_gains(coef)
+        violation, j, which, flip = best_over_budgets(self.inst, f0, extremes, self.distance,
+                                                      lam, np.asarray(s, dtype=float), self.reachable)
+        Z = self.configurations(paths, which, j)
         return one_row_per_sample(self.inst, Z, self.distance[j], flip, violation)

@@ -321,6 +321,7 @@ def build_template(levels: Sequence[int], weights: Sequence[float], p: float = 1
 def template_for(inst: DROInstance, order: Order = None, compact: bool = True,
                  max_budgets: int = MAX_BUDGETS) -> GraphTemplate:
     """The template of an instance: layers = :meth:`~drokit.models.instance.DROInstance.mutable_categorical` in :func:`resolve_order`'s order."""
+    inst.metric.require_mismatch("the graph reformulation (sun2025 Thm 2: stay / change arcs)")
     feats = resolve_order(inst, order, compact)
     return build_template(inst.schema.levels[feats], additive_weights(inst)[feats],
                           inst.metric.categorical.validated_p(), feats, compact, max_budgets)
@@ -426,6 +427,7 @@ def graph_size(inst: DROInstance, order: Order = None, compact: bool = True,
                share_potentials: bool = True, max_budgets: int = MAX_BUDGETS) -> GraphSize:
     """Node / arc / constraint / variable counts of the graph program, by the formulas of the module
     docstring (only the budget set sizes and the sample patterns are computed, no graph)."""
+    inst.metric.require_mismatch("the graph reformulation (sun2025 Thm 2: stay / change arcs)")
     feats = resolve_order(inst, order, compact)
     levels = inst.schema.levels[feats]
     sizes = budget_lattice(additive_weights(inst)[feats], max_budgets).sizes

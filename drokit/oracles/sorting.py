@@ -54,6 +54,7 @@ def common_weight(inst: DROInstance) -> tuple[np.ndarray, float]:
 
     Raises :class:`ParameterError` naming the weights when they are not all equal.
     """
+    inst.metric.require_mismatch("the sorting oracle (belbasi2023 Thm 3: the cost counts changed features)")
     delta = np.asarray(inst.metric.delta, dtype=float)
     mutable = inst.mutable_categorical()
     if mutable.size == 0:

@@ -57,6 +57,10 @@ and ``a_m`` their level counts; plus the dual-norm constraint of :func:`.dual.bu
 An LP for the l1 / l-inf ground norms, an SOCP for l2.  Polynomial, against ``N prod_m a_m`` rows of
 the monolithic program.
 
+General level costs (:class:`drokit.metrics.CategoricalCost`, e.g. ordinal rank distances) with
+``p = 1`` keep the cost additive over features, so the derivation holds with ``delta_m`` replaced by
+the cost of the move, ``c_m(z_{n,m}, v) = delta_m U_m(z_{n,m}, v)``, in step 2 and in the rows (3).
+
 Not valid (refused) for losses that are not piecewise affine (logistic, smooth hinge, Huber: the
 maximum over z of a nonlinear convex function does not separate) or ``p != 1`` (the cost is then not
 additive over features; use the cutting plane).
@@ -94,11 +98,14 @@ def check_box_applicable(inst: DROInstance) -> tuple[np.ndarray, np.ndarray]:
 
 
 def level_change_rows(inst: DROInstance, mutable: np.ndarray,
-                      codes: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, sp.csr_matrix]:
+                      codes: np.ndarray | None = None
+                      ) -> tuple[np.ndarray, np.ndarray, sp.csr_matrix, np.ndarray]:
     """One row per (sample n, mutable feature m, level v != z_{n,m}).
 
-    Returns ``(sample, position, G)``: the sample index, the position of the feature in ``mutable``
-    and the sparse ``(R, n_encoded)`` matrix with ``G @ coef = w_m(v) - w_m(z_{n,m})``.  ``codes``
+    Returns ``(sample, position, G, cost)``: the sample index, the position of the feature in
+    ``mutable``, the sparse ``(R, n_encoded)`` matrix with ``G @ coef = w_m(v) - w_m(z_{n,m})`` and the
+    transport cost ``c_m(z_{n,m}, v) = delta_m U_m(z_{n,m}, v)`` of the change (``delta_m`` for the
+    mismatch cost).  ``codes``
     replaces the samples' categorical codes ``inst.data.Z`` (one row per "sample"; the budget cuts pass
     their samples' codes, one row per cut).  Rows are feature-major, then sample, then level.
     """
@@ -106,7 +113,7 @@ def level_change_rows(inst: DROInstance, mutable: np.ndarray,
     Z = inst.data.Z if codes is None else codes
     N, first = Z.shape[0], inst.n_numerical
     offsets = schema.dummy_offsets()
-    samples, positions, row_ids, col_ids, values = [], [], [], [], []
+    samples, positions, row_ids, col_ids, values, costs = [], [], [], [], [], []
     start = 0
     for k, m in enumerate(mutable):
         a = int(schema.levels[m])
@@ -121,12 +128,13 @@ def level_change_rows(inst: DROInstance, mutable: np.ndarray,
             values.append(np.full(int(keep.sum()), sign))
         samples.append(n_idx)
         positions.append(np.full(n_idx.size, k))
+        costs.append(inst.metric.delta[m] * inst.metric.units[m][cur, v])
         start += n_idx.size
     if not samples:
-        return np.zeros(0, int), np.zeros(0, int), sp.csr_matrix((0, schema.n_encoded))
+        return np.zeros(0, int), np.zeros(0, int), sp.csr_matrix((0, schema.n_encoded)), np.zeros(0)
     G = sp.csr_matrix((np.concatenate(values), (np.concatenate(row_ids), np.concatenate(col_ids))),
                       shape=(start, schema.n_encoded))
-    return np.concatenate(samples), np.concatenate(positions), G
+    return np.concatenate(samples), np.concatenate(positions), G, np.concatenate(costs)
 
 
 def add_piece_constraints(pb: ProgramBuilder, inst: DROInstance, f0: Affine, g: Affine, s: Affine,
@@ -134,17 +142,18 @@ def add_piece_constraints(pb: ProgramBuilder, inst: DROInstance, f0: Affine, g: 
                           change: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
     """Constraints (3) of the module docstring for one piece ``j`` and one label family.
 
-    ``g = G @ coef`` over the rows of :func:`level_change_rows`; ``change = (sample, position, delta)``
-    with ``delta`` the weights of the mutable features."""
+    ``g = G @ coef`` over the rows of :func:`level_change_rows`; ``change = (sample, position, cost,
+    n_mut)`` with ``cost`` the transport cost of each level-change row and ``n_mut`` the number of
+    mutable features."""
     sigma, r, extra = family.sigma, family.shift, family.extra_cost
-    sample, position, delta = change
-    N, n_mut = inst.n_samples, delta.size
+    sample, position, cost, n_mut = change
+    N = inst.n_samples
     lhs = f0 * (a_j * sigma) + (b_j - a_j * r)                  # a_j (sigma f(x_n, z_n) - r_n) + b_j
     if a_j != 0.0 and n_mut:
         t = pb.aux("box_t", N * n_mut)                           # t[n * n_mut + k]
         pb.add_nonneg(t)
         pb.add_nonneg(t[sample * n_mut + position] - g * (a_j * sigma[sample])
-                      + lam.repeat(sample.size) * delta[position])
+                      + lam.repeat(sample.size) * cost)
         summation = sp.kron(sp.eye(N), np.ones((1, n_mut)), format="csr")
         lhs = lhs + t.premultiply(summation)
     pb.add_nonneg(s + lam.repeat(N) * extra - lhs)
@@ -160,9 +169,9 @@ def build_box_program(inst: DROInstance) -> tuple[ConicProgram, int]:
     lam = pb.var("lambda", 1)
     f0 = linear_score(coef, intercept, inst.design())
     mutable = inst.mutable_categorical()
-    sample, position, G = level_change_rows(inst, mutable)
+    sample, position, G, cost = level_change_rows(inst, mutable)
     g = coef.premultiply(G)
-    change = (sample, position, inst.metric.delta[mutable])
+    change = (sample, position, cost, mutable.size)
     families = inst.label_families()
     for family in families:
         for a_j, b_j in zip(a, b):

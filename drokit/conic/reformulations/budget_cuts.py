@@ -96,6 +96,8 @@ def budget_cuts_apply(inst: DROInstance) -> Tuple[bool, str]:
     mutable, cls = weight_classes(inst)
     if mutable.size < 2:
         return False, "fewer than two mutable categorical features"
+    if not inst.metric.mismatch_only:
+        return False, "the categorical cost is not the 0/1 mismatch cost (budget cuts count changed features)"
     return True, f"{mutable.size} mutable categorical features in {cls.max() + 1} weight class(es)"
 
 
@@ -164,7 +166,7 @@ def add_budget_cuts(pb: ProgramBuilder, inst: DROInstance, coef: Affine, interce
         pb.add_nonneg(w[np.flatnonzero(has_t)])
     # rows: for every w_{kl} and alternative level v != z_{n_k, l}:
     #   w_{kl} [+ t_{k, cls(l)}] - mu (w_l(v) - w_l(z)) >= 0
-    k, j, G = level_change_rows(inst, mutable, codes=inst.data.Z[cuts.sample])
+    k, j, G, _ = level_change_rows(inst, mutable, codes=inst.data.Z[cuts.sample])
     order = np.argsort(k, kind="stable")                                  # cut-major
     keep = order[count_of_feature[k[order], j[order]] > 0]               # features of changed classes
     k, j = k[keep], j[keep]

@@ -131,7 +131,8 @@ class BoundModel:
             design = schema.design(replace(inst.data, Z=Z)).toarray()
             loss_v, _ = self.loss_and_grad(design, self.y_model)
             losses.append(np.asarray(loss_v, dtype=float))
-            costs.append(np.where(Z0[:, l] == v, 0.0, delta))
+            costs.append(delta * inst.metric.units[l][Z0[:, l], v] if np.isfinite(delta)
+                         else np.where(Z0[:, l] == v, 0.0, np.inf))
         L, C = np.column_stack(losses), np.column_stack(costs)
         # nominal = the observed level: reorder so that column 0 is it
         rows = np.arange(inst.n_samples)

@@ -66,12 +66,8 @@ class LinearModelAdversary(Adversary):
         if mutable.size:
             from ...oracles.dp import DPOracle
             oracle = DPOracle(inst)
-            gains = [oracle._gains(coef, l) for l in oracle.mutable]
-            up, up_choices = oracle._dp([g[0] for g in gains], 1.0)
-            down, down_choices = oracle._dp([g[2] for g in gains], -1.0)
-            self._oracle, self._gains_cache = oracle, gains
-            self._choices = (up_choices, down_choices)
-            extremes = (up, down)
+            extremes, self._paths = oracle.extreme_gains(coef)
+            self._oracle = oracle
             distance = oracle.distance
         else:
             self._oracle = None
@@ -150,17 +146,7 @@ class LinearModelAdversary(Adversary):
         X += dF[:, None] * self.direction[None, :]
         Z = self.inst.data.Z[samples].copy()
         if self._oracle is not None:
-            oracle = self._oracle
-            for e, choices in enumerate(self._choices):
-                sel = extreme == e
-                if not sel.any():
-                    continue
-                changed = oracle._backtrack(choices, budget[sel], rows=samples[sel])
-                level_column = 1 if e == 0 else 3
-                for t, l in enumerate(oracle.mutable):
-                    moved = changed[:, t]
-                    Z_rows = np.flatnonzero(sel)[moved]
-                    Z[Z_rows, l] = self._gains_cache[t][level_column][samples[sel][moved]]
+            Z = self._oracle.configurations(self._paths, extreme, budget, samples)
         out = {}
         for j, name in enumerate(schema.numerical_names):
             out[name] = X[:, j]
