@@ -20,7 +20,8 @@ calibration      GroundMetric.calibrated(X, rho_numerical=, rho_categorical=) (s
                  round_weights, sample_certainty
 losses           drokit.losses: Logistic, Hinge, SmoothHinge, Huber, Pinball, EpsilonInsensitive, Absolute;
                  Adversarial(loss, norm, budget): the worst l_p attack on numerical features (DR-ARO, ARO)
-ambiguity sets   Wasserstein (center=(X_aux, y_aux) for a ball around auxiliary data), Intersection (ball & ball:
+ambiguity sets   CalibratedWasserstein (metric calibrated at fit, sun2025 §3; AmbiguitySet: protocol for sets
+                 built on the training data), Wasserstein (center=(X_aux, y_aux) for a ball around auxiliary data), Intersection (ball & ball:
                  selvi2025 Thm 11 static program, an upper bound with a finite-support lower bound),
                  OTMoment (optimal transport with a moment constraint, blanchet2024)
 estimators       DROClassifier, DRORegressor (fit(X, y, sample_weight=)); AuxiliaryMixture (training + weighted
@@ -45,7 +46,7 @@ errors           DrokitError, ParameterError, DataError, ProblemTooLargeError, S
 """
 
 from . import conic, datasets, evaluation, losses, model_selection, solvers
-from .ambiguity import Intersection, OTMoment, Wasserstein
+from .ambiguity import AmbiguitySet, CalibratedWasserstein, Intersection, OTMoment, Wasserstein
 from .evaluation import (RobustnessReport, feature_stability, robustness_report, simulate_shift, stability,
                          stability_curve, worst_case, worst_case_value, worst_case_value_oracle)
 from .exceptions import (DataError, DrokitError, ParameterError, ProblemTooLargeError, SolverError,
@@ -57,7 +58,7 @@ from .models import AuxiliaryMixture, CompiledProblem, DROClassifier, DRORegress
 
 __version__ = "0.1.0"
 
-__all__ = ["GroundMetric", "NormCost", "MismatchCost", "OrdinalCost", "CategoricalCost", "LabelCost", "radius_from_theta", "Wasserstein", "Intersection", "OTMoment", "AuxiliaryMixture",
+__all__ = ["GroundMetric", "NormCost", "MismatchCost", "OrdinalCost", "CategoricalCost", "LabelCost", "radius_from_theta", "Wasserstein", "Intersection", "AmbiguitySet", "CalibratedWasserstein", "OTMoment", "AuxiliaryMixture",
            "wasserstein_distance", "rule_of_thumb_radius", "auxiliary_radius",
            "stability", "feature_stability", "stability_curve",
            "losses", "DROClassifier", "DRORegressor", "Problem", "CompiledProblem", "FitResult",

@@ -616,6 +616,8 @@ def _bind_model(model, X, y, ambiguity, schema, loss, sample_weight=None):
         problem = model._problem()
         if ambiguity is not None:
             problem.ambiguity = ambiguity
+        elif getattr(model, "ambiguity_", None) is not None:  # the set the model was fitted on (built at fit)
+            problem.ambiguity = model.ambiguity_
         schema = model.schema_
         handle_unknown = model.handle_unknown
         intercept, coef = float(model.result_.intercept), np.asarray(model.result_.coef, dtype=float)

@@ -19,6 +19,7 @@ from ..exceptions import ParameterError
 from ..losses import get_loss
 from ..losses.base import CLASSIFICATION, REGRESSION
 from ..solvers import solver_names
+from ..params import component
 from .problem import ON_INACCURATE, Problem
 from .validation import as_1d, encode_binary_labels
 
@@ -92,10 +93,12 @@ class _DROLinearModel(BaseEstimator):
         X = self._check_input(X)
         if getattr(X, "shape", (0,))[0] == 0:
             raise ValueError("Found array with 0 sample(s) while a minimum of 1 is required.")
-        cp = self._problem().compile(X, y, self.method, categorical_features=self.categorical_features,
-                                     categories=self.categories,
-                                     max_configurations=int(self.max_configurations),
-                                     sample_weight=sample_weight)
+        problem = self._problem().built(X, y, categorical_features=self.categorical_features,
+                                        categories=self.categories, sample_weight=sample_weight)
+        cp = problem.compile(X, y, self.method, categorical_features=self.categorical_features,
+                             categories=self.categories, max_configurations=int(self.max_configurations),
+                             sample_weight=sample_weight)
+        self.ambiguity_ = component(problem, "ambiguity")
         schema = cp.instance.schema
         result = cp.solve(solver=self.solver, solver_options=self.solver_options,
                           on_inaccurate=self.on_inaccurate, verbose=bool(self.verbose),
@@ -147,7 +150,9 @@ class DROClassifier(ClassifierMixin, _DROLinearModel):
     Parameters
     ----------
     loss : ``"logistic"`` (default), ``"hinge"``, ``"smooth_hinge"`` or a :class:`~drokit.losses.Loss`.
-    ambiguity : :class:`~drokit.Wasserstein` ball (default radius 0.1 with the default metric).
+    ambiguity : :class:`~drokit.Wasserstein` ball (default radius 0.1 with the default metric), an
+        :class:`~drokit.Intersection`, or an :class:`~drokit.AmbiguitySet` built on the training data at
+        ``fit`` (e.g. :class:`~drokit.CalibratedWasserstein`); the set actually fitted is ``ambiguity_``.
     method : ``"auto"``, ``"erm"``, ``"closed_form"``, ``"monolithic"``, ``"cutting_plane"``, ``"box"`` or ``"graph"``; the choice
         and its reason are
         in ``result_.method`` / ``result_.method_reason``.

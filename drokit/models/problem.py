@@ -67,16 +67,34 @@ class Problem:
             raise ParameterError(f"loss {loss.name!r} is a {loss.task} loss but task is {task!r}")
         return task
 
-    def resolved_ambiguity(self):
+    def resolved_ambiguity(self, X=None, y=None, schema: Optional[FeatureSchema] = None, sample_weight=None):
+        """The ambiguity set to compile: a :class:`Wasserstein` ball or an :class:`Intersection`; an
+        :class:`~drokit.AmbiguitySet` is built first from the training data ``X, y`` (``schema``: their
+        inferred :class:`FeatureSchema`)."""
+        from ..ambiguity.base import build_ambiguity
         from ..ambiguity.intersection import Intersection
         amb = component(self, "ambiguity")
+        if schema is None and X is not None:
+            schema = FeatureSchema.infer(X)
+        amb = build_ambiguity(amb, X, y, schema, sample_weight)
         if not isinstance(amb, (Wasserstein, Intersection)):
-            raise ParameterError(f"ambiguity must be a drokit Wasserstein ball or an Intersection of two, got "
-                                 f"{type(amb).__name__}")
+            raise ParameterError(f"ambiguity must be a drokit Wasserstein ball, an Intersection of two or an "
+                                 f"AmbiguitySet that builds one, got {type(amb).__name__}")
         if isinstance(amb, Wasserstein) and amb.center is not None:
             raise ParameterError("a Wasserstein ball with center=(X_aux, y_aux) is fitted only inside an "
                                  "Intersection (ball_around_training_data & ball_around_auxiliary_data)")
         return amb
+
+    def built(self, X, y, *, categorical_features=None, categories="auto", sample_weight=None) -> "Problem":
+        """This problem with its ambiguity set built on the training data (``self`` when nothing is to
+        build)."""
+        from ..ambiguity.base import AmbiguitySet
+        if not isinstance(self.ambiguity, AmbiguitySet):
+            return self
+        schema = FeatureSchema.infer(X, categorical_features, categories)
+        out = copy.copy(self)
+        out.ambiguity = self.resolved_ambiguity(X, y, schema, sample_weight)
+        return out
 
     def bind(self, X, y, *, categorical_features=None, categories="auto",
              schema: Optional[FeatureSchema] = None, handle_unknown: str = "error",
@@ -93,11 +111,11 @@ class Problem:
         if getattr(loss, "outer_approximation", False):  # its tangents grow during a solve: not the user's copy
             loss = copy.deepcopy(loss)
         task = self.resolved_task()
-        amb = self.resolved_ambiguity()
-        radius = amb.validated_radius()
-        metric = amb.validated_metric()
         if schema is None:
             schema = FeatureSchema.infer(X, categorical_features, categories)
+        amb = self.resolved_ambiguity(X, y, schema, sample_weight)
+        radius = amb.validated_radius()
+        metric = amb.validated_metric()
         data = schema.transform(X, handle_unknown=handle_unknown)
         if task == CLASSIFICATION and classes is not None:
             y_enc = encode_with_classes(y, np.asarray(classes), data.n_samples)
@@ -117,6 +135,13 @@ class Problem:
         """Build the conic program with ``method`` in {"auto", "erm", "closed_form", "monolithic",
         "cutting_plane"} (for the cutting plane: its first master)."""
         from ..ambiguity.intersection import Intersection
+        t0 = time.perf_counter()
+        problem = self.built(X, y, categorical_features=categorical_features, categories=categories,
+                             sample_weight=sample_weight)
+        if problem is not self:  # an AmbiguitySet: compile the set it builds on these data
+            return problem.compile(X, y, method, categorical_features=categorical_features,
+                                   categories=categories, max_configurations=max_configurations,
+                                   sample_weight=sample_weight)
         if isinstance(self.resolved_ambiguity(), Intersection):
             if method not in ("auto", "intersection"):
                 raise ParameterError(f"an Intersection is fitted with method='intersection' (or 'auto'), got "
@@ -124,7 +149,6 @@ class Problem:
             from .intersection_problem import compile_intersection
             return compile_intersection(self, X, y, categorical_features=categorical_features,
                                         categories=categories, sample_weight=sample_weight)
-        t0 = time.perf_counter()
         inst = self.bind(X, y, categorical_features=categorical_features, categories=categories,
                          sample_weight=sample_weight)
         fitted_on = inst.fitting_view()
