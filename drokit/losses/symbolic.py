@@ -112,8 +112,25 @@ def affine_pieces(expr, e) -> Optional[Tuple[np.ndarray, np.ndarray]]:
 
 def log_sum_exp_form(expr, e) -> Optional[Tuple[float, np.ndarray, np.ndarray]]:
     """``(c, a, b)`` with ``expr = c log(sum_k exp(a_k e + b_k))`` (a positive constant inside the log is the
-    term ``exp(log const)``), ``c > 0``; else None."""
+    term ``exp(log const)``; a constant ``d`` added outside is ``b_k + d / c``), ``c > 0``; else None.
+    Hyperbolic functions are rewritten in exponentials first (``log(cosh(e))``)."""
     sp = _sympy()
+    found = _log_sum_exp_form(expr, e)
+    if found is None and expr.has(sp.cosh, sp.sinh):
+        found = _log_sum_exp_form(expr.rewrite(sp.exp), e)
+    return found
+
+
+def _log_sum_exp_form(expr, e):
+    sp = _sympy()
+    shift = 0.0
+    if isinstance(expr, sp.Add):  # c log(...) + d
+        constants = [t for t in expr.args if not t.has(e)]
+        rest = [t for t in expr.args if t.has(e)]
+        if len(rest) != 1 or not all(t.is_number for t in constants):
+            return None
+        shift = float(sum(constants))
+        expr = rest[0]
     c = 1.0
     body = expr
     if isinstance(expr, sp.Mul):
@@ -141,7 +158,7 @@ def log_sum_exp_form(expr, e) -> Optional[Tuple[float, np.ndarray, np.ndarray]]:
             return None
         a.append(aff[0])
         b.append(aff[1] + float(np.log(float(coeff))))
-    return c, np.array(a), np.array(b)
+    return c, np.array(a), np.array(b) + shift / c
 
 
 def sqrt_quadratic_form(expr, e) -> Optional[Tuple[float, float, float, float, float]]:
@@ -243,15 +260,25 @@ class SymbolicLoss(Loss):
         """True when the conic form is the tangent outer approximation (a relaxation refined at solve)."""
         return self.form == "outer"
 
-    def add_tangents(self, points: np.ndarray, max_new: int = 64) -> int:
-        """Add tangent points (at most ``max_new``, spread over the quantiles of ``points``); returns how many."""
+    def tangent_model(self, points: np.ndarray) -> np.ndarray:
+        """The outer approximation ``max_j L(tau_j) + L'(tau_j)(e - tau_j)`` at ``points``."""
+        tau = self.tangents
         points = np.asarray(points, dtype=float)
-        points = points[np.isfinite(points)]
+        if tau.size == 0:
+            return np.full(points.shape, -np.inf)
+        return np.max(self.value(tau) + self.derivative(tau) * (points[..., None] - tau), axis=-1)
+
+    def add_tangents(self, points: np.ndarray, max_new: int = 64) -> int:
+        """Add tangents at the ``points`` where the outer approximation is worst: the at most ``max_new``
+        points with the largest gap ``L(e) - model(e) > 1e-12`` (Kelley's rule: the next model is exact
+        there), one per ``1e-9``-cluster.  Returns how many were added."""
+        points = np.asarray(points, dtype=float)
+        points = np.unique(np.round(points[np.isfinite(points)], 9))
         if points.size == 0:
             return 0
-        if points.size > max_new:
-            points = np.quantile(points, np.linspace(0, 1, max_new))
-        new = np.setdiff1d(np.round(points, 12), np.round(self.tangents, 12))
+        gap = self.value(points) - self.tangent_model(points)
+        worst = np.argsort(-gap, kind="stable")[:max_new]
+        new = points[worst[gap[worst] > 1e-12]]
         self.tangents = np.unique(np.concatenate([self.tangents, new]))
         return int(new.size)
 

@@ -271,6 +271,8 @@ class CompiledProblem:
             if added == 0:
                 break
             self.compiled = compile_instance(self.instance, self.method, self.max_configurations)
+        result.auxiliary["tangent_solves"] = refinement + 1
+        result.auxiliary["tangents"] = int(loss.tangents.size)
         if result.relative_gap > self.TANGENT_GAP:
             msg = (f"outer approximation of {loss.name} stopped with relative gap {result.relative_gap:.2e} "
                    f"after {refinement + 1} solves ({loss.tangents.size} tangents)")
