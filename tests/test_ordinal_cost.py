@@ -328,3 +328,10 @@ def test_stability_criterion_grows_with_the_ordinal_cost():
     assert values["OrdinalCost"] > values["MismatchCost"] + 1e-6
     assert tables["OrdinalCost"]["color"] == pytest.approx(tables["MismatchCost"]["color"], rel=1e-9)
     assert tables["OrdinalCost"]["edu"] > tables["MismatchCost"]["edu"] + 1e-6
+
+
+def test_simulate_shift_refuses_a_non_mismatch_metric():
+    X, _ = _frame()
+    metric = dk.GroundMetric(categorical=dk.OrdinalCost(weights=1.0))
+    with pytest.raises(dk.ParameterError, match="mismatch"):
+        dk.evaluation.simulate_shift(X, metric, n_sets=2, seed=0)

@@ -154,6 +154,9 @@ class ProgramBuilder:
     def __init__(self) -> None:
         self.n = 0
         self.variables: Dict[str, slice] = {}
+        #: per-build scratch space for components, e.g. an outer-approximated loss recording the rows of its
+        #: epigraph calls (:meth:`drokit.losses.symbolic.SymbolicLoss.refine_rows`)
+        self.annotations: Dict[object, object] = {}
         self._rows: List[Affine] = []
         self._cones: List[ConeBlock] = []
         self._objective: Affine | None = None

@@ -227,8 +227,12 @@ class SymbolicLoss(Loss):
         self._d2 = sp.lambdify(symbol, d2, "numpy")
         self.cone_class = {"pieces": "LP", "log_sum_exp": "EXP", "sqrt_quadratic": "SOCP",
                            "outer": "LP"}[form]
-        #: tangent points of the outer approximation (form "outer")
+        #: tangent points of the outer approximation (form "outer"), shared by every row
         self.tangents = INITIAL_TANGENTS.copy() if form == "outer" else np.zeros(0)
+        #: per-row tangent points: epigraph call index -> (K, R) array (NaN: none), one column per refinement
+        self.row_points: dict = {}
+        #: the ``u`` of each epigraph call of the last program built (see :meth:`refine_rows`)
+        self._calls: list = []
 
     # ---------------------------------------------------------------- values
     def _eval(self, fn, e):
@@ -301,12 +305,58 @@ class SymbolicLoss(Loss):
             rhs = (t - (u * a + b)) * (1.0 / c)
             pb.add_soc(rhs, [u + h, pb.constant(np.full(u.size, r))])
             return None
-        # outer approximation: max of tangents
+        # outer approximation: the shared tangents, plus each row's own tangents (Kelley's cuts at the
+        # row's arguments in earlier solves of the same program, :meth:`refine_rows`)
+        calls = pb.annotations.setdefault(("outer_rows", id(self)), [])
+        self._calls = calls
+        call = len(calls)
+        calls.append(u)
         tau = self.tangents
         slopes, values = self.derivative(tau), self.value(tau)
         rows = [t - (u * float(s) + float(v - s * x)) for x, s, v in zip(tau, slopes, values)]
+        own = self.row_points.get(call)
+        if own is not None and own.shape[0] == u.size:
+            for points in own.T:
+                idx = np.flatnonzero(np.isfinite(points))
+                if idx.size:
+                    x = points[idx]
+                    s, v = self.derivative(x), self.value(x)
+                    rows.append(t[idx] - (u[idx] * s + (v - s * x)))
         pb.add_nonneg(Affine.vstack(rows))
         return None
+
+    def row_model(self, call: int, points: np.ndarray) -> np.ndarray:
+        """The outer approximation of the rows of epigraph call ``call`` at ``points`` (one per row)."""
+        model = self.tangent_model(points)
+        own = self.row_points.get(call)
+        if own is not None and own.shape[0] == points.size:
+            for column in own.T:
+                ok = np.isfinite(column)
+                cut = self.value(column[ok]) + self.derivative(column[ok]) * (points[ok] - column[ok])
+                model[ok] = np.maximum(model[ok], cut)
+        return model
+
+    def refine_rows(self, x: np.ndarray, tol: float = 1e-12) -> int:
+        """Kelley's step for every row of the last program built, solved at ``x``: a tangent at the row's
+        argument ``u_i(x)`` wherever the row's model is below ``L`` there by more than ``tol (1 + |L|)``.
+        Returns how many rows got one.  Each row thus carries its own few tangents instead of every row
+        carrying every tangent (K rows x T tangents)."""
+        added = 0
+        for call, u in enumerate(self._calls):
+            args = u.evaluate(x)
+            exact = self.value(args)
+            gap = exact - self.row_model(call, args)
+            column = np.where(gap > tol * (1.0 + np.abs(exact)), args, np.nan)
+            n_new = int(np.isfinite(column).sum())
+            if n_new == 0:
+                continue
+            added += n_new
+            old = self.row_points.get(call)
+            if old is None or old.shape[0] != args.size:
+                self.row_points[call] = column[:, None]
+            else:
+                self.row_points[call] = np.column_stack([old, column])
+        return added
 
     def get_params(self, deep: bool = True) -> dict:
         return {"expr": str(self.expr)}

@@ -98,12 +98,13 @@ class _DROLinearModel(BaseEstimator):
         cp = problem.compile(X, y, self.method, categorical_features=self.categorical_features,
                              categories=self.categories, max_configurations=int(self.max_configurations),
                              sample_weight=sample_weight)
-        self.ambiguity_ = component(problem, "ambiguity")
+        ambiguity = component(problem, "ambiguity")
         schema = cp.instance.schema
         result = cp.solve(solver=self.solver, solver_options=self.solver_options,
                           on_inaccurate=self.on_inaccurate, verbose=bool(self.verbose),
                           method_options=self.method_options)
         self.schema_ = schema
+        self.ambiguity_ = ambiguity
         self.result_ = result
         self.n_features_in_ = len(schema.feature_names)
         if schema.from_dataframe and all(isinstance(c, str) for c in X.columns):

@@ -256,8 +256,9 @@ class CompiledProblem:
 
         A loss compiled by outer approximation (:class:`drokit.losses.symbolic.SymbolicLoss` without a
         recognized conic form) is solved repeatedly: each solve's program under-estimates the loss by tangents,
-        so its value is a lower bound, and the certificate evaluates the exact loss; tangents are added at the
-        fitted model's loss arguments (its nominal rows and each sample's worst row) until the relative gap is
+        so its value is a lower bound, and the certificate evaluates the exact loss.  After each solve every
+        epigraph row whose tangent model is below the loss at its argument gets its own tangent there
+        (Kelley's cut, :meth:`~drokit.losses.symbolic.SymbolicLoss.refine_rows`), until the relative gap is
         at most :attr:`TANGENT_GAP`.  The cutting plane adds tangents inside its own rounds instead.
         """
         loss = self.instance.loss
@@ -267,12 +268,15 @@ class CompiledProblem:
             result = self._solve_once(solver, solver_options, on_inaccurate, verbose, method_options)
             if result.relative_gap <= self.TANGENT_GAP:
                 break
-            added = loss.add_tangents(_loss_arguments(self.evaluation_instance, result))
+            added = loss.refine_rows(self._last_x)
+            if added == 0:  # every row exact at its argument: refine at the certificate's worst rows
+                added = loss.add_tangents(_loss_arguments(self.evaluation_instance, result))
             if added == 0:
                 break
             self.compiled = compile_instance(self.instance, self.method, self.max_configurations)
         result.auxiliary["tangent_solves"] = refinement + 1
-        result.auxiliary["tangents"] = int(loss.tangents.size)
+        result.auxiliary["tangents"] = int(loss.tangents.size + sum(np.isfinite(p).sum()
+                                                                   for p in loss.row_points.values()))
         if result.relative_gap > self.TANGENT_GAP:
             msg = (f"outer approximation of {loss.name} stopped with relative gap {result.relative_gap:.2e} "
                    f"after {refinement + 1} solves ({loss.tangents.size} tangents)")
@@ -315,6 +319,7 @@ class CompiledProblem:
             raise SolverError(f"solver {backend.name!r} failed on this problem: {type(exc).__name__}: "
                               f"{exc}", status="solver_error", solver=backend.name) from exc
         notes = []
+        self._last_x = sol.x
         if sol.status != "optimal":
             accept = sol.status == "optimal_inaccurate" and on_inaccurate == "warn" and sol.x is not None
             if not accept:
