@@ -59,7 +59,7 @@ class _DROLinearModel(BaseEstimator):
     def _problem(self) -> Problem:
         loss = get_loss(self.loss if self.loss is not None else self._default_loss)
         return Problem(loss=loss, ambiguity=self.ambiguity, task=self._task,
-                       fit_intercept=self.fit_intercept)
+                       fit_intercept=self.fit_intercept, l1_penalty=self.l1_penalty)
 
     @staticmethod
     def _check_input(X):
@@ -172,6 +172,9 @@ class DROClassifier(ClassifierMixin, _DROLinearModel):
     method_options : options of the method, e.g. ``{"gap_tol": 1e-7, "max_rounds": 50}`` for the
         cutting plane (see :class:`~drokit.conic.reformulations.CuttingPlaneOptions`).
     verbose : print the solver's log, or one line per cutting-plane round.
+    l1_penalty : ``gamma >= 0``: minimize the worst-case risk plus ``gamma ||beta||_1`` (intercept
+        excluded): selvi2022's r-DRO, and at radius 0 the lasso (r-LR).  ``result_.objective`` and its
+        bounds include the penalty; ``dk.worst_case`` reports the risk alone.
 
     Attributes
     ----------
@@ -188,7 +191,8 @@ class DROClassifier(ClassifierMixin, _DROLinearModel):
     def __init__(self, loss="logistic", ambiguity=None, *, method="auto", solver="clarabel",
                  solver_options=None, fit_intercept=True, categorical_features=None,
                  categories="auto", handle_unknown="error", on_inaccurate="raise",
-                 max_configurations=MAX_CONFIGURATIONS, method_options=None, verbose=False):
+                 max_configurations=MAX_CONFIGURATIONS, method_options=None, verbose=False,
+                 l1_penalty=0.0):
         self._store_params(locals())
 
     def fit(self, X, y, sample_weight=None):
@@ -249,7 +253,8 @@ class DRORegressor(RegressorMixin, _DROLinearModel):
     def __init__(self, loss="huber", ambiguity=None, *, method="auto", solver="clarabel",
                  solver_options=None, fit_intercept=True, categorical_features=None,
                  categories="auto", handle_unknown="error", on_inaccurate="raise",
-                 max_configurations=MAX_CONFIGURATIONS, method_options=None, verbose=False):
+                 max_configurations=MAX_CONFIGURATIONS, method_options=None, verbose=False,
+                 l1_penalty=0.0):
         self._store_params(locals())
 
     def fit(self, X, y, sample_weight=None):

@@ -48,6 +48,15 @@ class DROInstance:
     #: probabilities ``p_n`` of the samples in the nominal distribution ``P_N = sum_n p_n delta_n``
     #: (``None``: uniform ``1/N``); set from ``fit(..., sample_weight=w)`` as ``w / sum(w)``
     sample_weight: Optional[np.ndarray] = None
+    #: ``gamma >= 0`` of the lasso term ``gamma ||beta||_1`` added to the objective (intercept excluded;
+    #: selvi2022 §4.2's r-DRO / r-LR); 0 = none
+    l1_penalty: float = 0.0
+
+    def penalty_value(self, coef: np.ndarray) -> float:
+        """``gamma ||beta||_1`` of a coefficient vector (the intercept is not in ``coef``)."""
+        if not self.l1_penalty:
+            return 0.0
+        return float(self.l1_penalty * np.sum(np.abs(np.asarray(coef, dtype=float))))
 
     @property
     def n_samples(self) -> int:

@@ -43,16 +43,28 @@ class Problem:
     ambiguity : a :class:`~drokit.Wasserstein` ball (default: radius 0.1, default metric).
     task : ``"classification"`` or ``"regression"``; inferred from the loss when omitted.
     fit_intercept : whether to fit ``beta_0``.
+    l1_penalty : ``gamma >= 0``: adds the lasso term ``gamma ||beta||_1`` (intercept excluded) to the
+        objective, selvi2022 §4.2's regularized models (r-DRO; r-LR at radius 0).
     """
 
     DEFAULT_COMPONENTS = {"ambiguity": Wasserstein}
 
     def __init__(self, loss="logistic", ambiguity: Optional[Wasserstein] = None,
-                 task: Optional[str] = None, fit_intercept: bool = True):
+                 task: Optional[str] = None, fit_intercept: bool = True, l1_penalty: float = 0.0):
         self.loss = loss
         self.ambiguity = ambiguity
         self.task = task
         self.fit_intercept = fit_intercept
+        self.l1_penalty = l1_penalty
+
+    def validated_l1_penalty(self) -> float:
+        try:
+            g = float(self.l1_penalty)
+        except (TypeError, ValueError):
+            raise ParameterError(f"l1_penalty must be a number >= 0, got {self.l1_penalty!r}") from None
+        if not (np.isfinite(g) and g >= 0):
+            raise ParameterError(f"l1_penalty must be a finite number >= 0, got {self.l1_penalty!r}")
+        return g
 
     # ------------------------------------------------------------------ binding
     def resolved_loss(self) -> Loss:
@@ -128,7 +140,8 @@ class Problem:
         resolved = metric.resolve(schema)
         return DROInstance(loss=loss, task=task, schema=schema, data=data, y=y_enc, metric=resolved,
                            radius=radius, fit_intercept=bool(self.fit_intercept),
-                           sample_weight=sample_probabilities(sample_weight, data.n_samples))
+                           sample_weight=sample_probabilities(sample_weight, data.n_samples),
+                           l1_penalty=self.validated_l1_penalty())
 
     def compile(self, X, y, method: str = "auto", *, categorical_features=None, categories="auto",
                 max_configurations: int = MAX_CONFIGURATIONS, sample_weight=None) -> "CompiledProblem":
@@ -143,6 +156,8 @@ class Problem:
                                    categories=categories, max_configurations=max_configurations,
                                    sample_weight=sample_weight)
         if isinstance(self.resolved_ambiguity(), Intersection):
+            if self.validated_l1_penalty():
+                raise ParameterError("l1_penalty is not supported with an Intersection ambiguity set")
             if method not in ("auto", "intersection"):
                 raise ParameterError(f"an Intersection is fitted with method='intersection' (or 'auto'), got "
                                      f"{method!r}")
@@ -218,7 +233,8 @@ class CompiledProblem:
         coef = np.array(coef, dtype=float)
         coef[self.instance.fixed_zero] = 0.0
         t0 = time.perf_counter()
-        upper = certified_upper_bound(self.evaluation_instance, intercept, coef)
+        upper = certified_upper_bound(self.evaluation_instance, intercept, coef) \
+            + self.instance.penalty_value(coef)
         return coef, upper, time.perf_counter() - t0
 
     @property

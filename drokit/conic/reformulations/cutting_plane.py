@@ -196,7 +196,7 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
     # masters on degenerate optima already reach only with retries); the user's options take precedence
     solver_options = {**backend.accuracy_options(max(options.gap_tol / 10, 1e-8)), **dict(solver_options or {})}
     phase_one_time = 0.0
-    if options.phase_one and not adversarial and not inst.weighted and not outer:
+    if options.phase_one and not adversarial and not inst.weighted and not outer and not inst.l1_penalty:
         # phase 1's Newton model has no attack-shift term and assumes uniform sample weights
         first = phase_one(inst, oracle, log=log if options.verbose else None)
         upper = first.upper_bound
@@ -261,6 +261,7 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
             ub = float(lam * inst.radius + inst.p @ (sep.violation + s))
         else:  # the master's lambda sits below the dual-norm floor by the solver's tolerance
             ub = oracle.upper_bound(intercept, coef, lam, inst.radius, lam_min)
+        ub += inst.penalty_value(coef)
         if ub < upper:
             upper = ub
             best = (intercept, coef, max(lam, lam_min), s)

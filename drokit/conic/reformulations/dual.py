@@ -74,7 +74,9 @@ def build_dual_program(inst: DROInstance, rows: ConfigurationRows, *, radius_zer
     t = s[rows.sample]
     if radius_zero:
         inst.loss.epigraph(pb, u, t)
-        pb.minimize(expected(s, inst))
+        if inst.fixed_zero.size:
+            pb.add_zero(coef[inst.fixed_zero])
+        pb.minimize(expected(s, inst) + l1_term(pb, inst, coef))
         return pb.build()
 
     lam = pb.var("lambda", 1)
@@ -110,9 +112,10 @@ def finish_dual_program(pb: ProgramBuilder, inst: DROInstance, coef: Affine, s: 
     (belbasi2023 Props. 1 and 3, Lemmas 1-3):
 
         lip(L) ||Gamma^{-1} beta_x||_* <= lambda,   lip(L) <= lambda kappa (regression, finite kappa),
-        lambda >= 0,   minimize  lambda eps + sum_n p_n s_n   (p_n = 1/N unless sample weights are given),
+        lambda >= 0,   minimize  lambda eps + sum_n p_n s_n [+ gamma sum_j r_j,  -r <= beta <= r]
 
-    and ``beta_j = 0`` for ``j`` in ``inst.fixed_zero`` (the coefficients of features that change for
+    (``p_n = 1/N`` unless sample weights are given; the bracket is the lasso term ``gamma ||beta||_1``
+    when ``inst.l1_penalty = gamma > 0``, selvi2022 §4.2), and ``beta_j = 0`` for ``j`` in ``inst.fixed_zero`` (the coefficients of features that change for
     free, :meth:`~drokit.models.instance.DROInstance.fitting_view`).
     """
     lip = float(inst.loss.lipschitz)
@@ -124,7 +127,16 @@ def finish_dual_program(pb: ProgramBuilder, inst: DROInstance, coef: Affine, s: 
     if not inst.is_classification and np.isfinite(inst.metric.kappa):
         pb.add_nonneg(lam * inst.metric.kappa - lip)
     pb.add_nonneg(lam)
-    pb.minimize(lam * inst.radius + expected(s, inst))
+    pb.minimize(lam * inst.radius + expected(s, inst) + l1_term(pb, inst, coef))
+
+
+def l1_term(pb: ProgramBuilder, inst: DROInstance, coef: Affine):
+    """``gamma sum_j r_j`` with ``-r <= beta <= r`` (the lasso term ``gamma ||beta||_1``), or 0."""
+    if not inst.l1_penalty:
+        return 0.0
+    r = pb.aux("l1_r", coef.size)
+    pb.add_nonneg(Affine.vstack([r - coef, r + coef]))
+    return r.sum() * float(inst.l1_penalty)
 
 
 def expected(s: Affine, inst: DROInstance) -> Affine:

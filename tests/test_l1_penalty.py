@@ -1,0 +1,53 @@
+"""The lasso term gamma ||beta||_1 (selvi2022 §4.2's r-LR / r-DRO), checked against independent models."""
+
+import numpy as np
+import pytest
+
+import drokit as dk
+from factories import two_plus_two_frame
+
+
+def test_radius_zero_l1_equals_sklearn_lasso_logistic_regression():
+    """At radius 0 the objective is mean log-loss + gamma ||beta||_1; sklearn's liblinear/saga minimize
+    C sum log-loss + ||beta||_1, the same problem with C = 1 / (N gamma) (intercept unpenalized: saga)."""
+    from sklearn.linear_model import LogisticRegression
+    rng = np.random.default_rng(0)
+    N, d = 200, 6
+    X = rng.normal(size=(N, d))
+    y = np.where(X @ np.array([1.5, -1, 0.5, 0, 0, 0]) + rng.normal(size=N) > 0, 1, -1)
+    gamma = 0.02
+    ours = dk.DROClassifier(ambiguity=dk.Wasserstein(radius=0.0), l1_penalty=gamma).fit(X, y)
+    ref = LogisticRegression(l1_ratio=1.0, C=1.0 / (N * gamma), solver="saga", tol=1e-10,
+                             max_iter=100_000).fit(X, y)
+    np.testing.assert_allclose(ours.coef_.ravel(), ref.coef_.ravel(), atol=2e-4)
+    assert int(np.sum(np.abs(ours.coef_) < 1e-6)) >= 2  # the lasso zeroes the irrelevant features
+
+
+@pytest.mark.parametrize("method", ["monolithic", "cutting_plane", "graph"])
+def test_penalized_dro_objective_is_risk_plus_penalty_and_methods_agree(method):
+    X, y = two_plus_two_frame(n=30)
+    amb = dk.Wasserstein(dk.GroundMetric(label=dk.LabelCost(kappa=1.0)), radius=0.1)
+    clf = dk.DROClassifier(ambiguity=amb, method=method, l1_penalty=0.05).fit(X, y)
+    ref = dk.DROClassifier(ambiguity=amb, method="monolithic", l1_penalty=0.05).fit(X, y)
+    r = clf.result_
+    assert r.objective == pytest.approx(ref.result_.objective, rel=1e-6)
+    risk = dk.worst_case(clf, X, y).value
+    assert r.upper_bound == pytest.approx(risk + 0.05 * np.abs(clf.coef_).sum(), rel=1e-9)
+    assert r.lower_bound <= r.upper_bound + 1e-9
+    # the penalty buys sparsity / shrinkage against the unpenalized model
+    plain = dk.DROClassifier(ambiguity=amb, method=method).fit(X, y)
+    assert np.abs(clf.coef_).sum() < np.abs(plain.coef_).sum()
+    assert plain.result_.objective <= r.objective
+
+
+def test_a_huge_penalty_gives_the_constant_model():
+    X, y = two_plus_two_frame(n=30)
+    clf = dk.DROClassifier(ambiguity=dk.Wasserstein(radius=0.1), l1_penalty=100.0).fit(X, y)
+    np.testing.assert_allclose(clf.coef_, 0.0, atol=1e-6)
+
+
+@pytest.mark.parametrize("bad", [-0.1, np.nan, "a"])
+def test_bad_penalty(bad):
+    X, y = two_plus_two_frame(n=20)
+    with pytest.raises(dk.ParameterError, match="l1_penalty"):
+        dk.DROClassifier(l1_penalty=bad).fit(X, y)
