@@ -25,6 +25,9 @@ class CalibratedWasserstein(AmbiguitySet):
     :func:`drokit.sweep` each training fold calibrates its own weights (the column standard deviations
     of the fold, not of the whole data set).
 
+    The built ball is kept by the fitted estimator in ``ambiguity_`` (with the calibration in
+    ``ambiguity_.metric.calibration``).
+
     Parameters
     ----------
     theta : likelihood-ratio level in ``(0, 1]`` (``1``: no robustness; the paper's grid 0.5 ... 0.99).
@@ -34,9 +37,6 @@ class CalibratedWasserstein(AmbiguitySet):
     round : ``None`` or the decimals of the categorical weights (the paper rounds them).
     on_zero : what a positive categorical weight rounding to 0 does (``"raise"``, ``"warn"``, ``"ignore"``).
     kappa : label-flip cost (``np.inf``: labels never move).
-
-    The built ball is kept by the fitted estimator in ``ambiguity_`` (with the calibration in
-    ``ambiguity_.metric.calibration``).
     """
 
     def __init__(self, theta: float = 0.9, rho_numerical=None, rho_categorical=None, half_width: float = 0.4,

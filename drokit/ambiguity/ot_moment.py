@@ -57,7 +57,9 @@ class OTMoment(ParamsMixin):
     theta2 : weight of the reweighting divergence ``phi(w)``, ``> 0``; ``np.inf``: weights stay 1.
     divergence : ``"kl"`` or ``"chi2"``.
 
-    Example::
+    Examples
+    --------
+    ::
 
         amb = dk.OTMoment(theta1=1.0, theta2=0.25)                  # the paper's Section 4.2 setting
         amb = dk.OTMoment.from_budget_split(C=5, corruption_share=0.5)  # theta1 = theta2 = 0.4

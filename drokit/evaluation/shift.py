@@ -206,6 +206,7 @@ def simulate_shift(X, model, n_sets: int, seed=None, scenario: str = "expected",
     ----------
     X : test DataFrame (numerical and categorical columns, no labels).
     model : the shift model, one of
+
         * a :class:`~drokit.metrics.Calibration` (:func:`drokit.metrics.calibrate` on the training
           data);
         * a :class:`~drokit.GroundMetric` from :meth:`GroundMetric.calibrated`: its calibration is
@@ -222,9 +223,12 @@ def simulate_shift(X, model, n_sets: int, seed=None, scenario: str = "expected",
         ``None`` for ``"expected"``.
     categorical_features : column roles for a plain ``GroundMetric`` (as in the estimators).
 
-    Returns a :class:`ShiftedSets`: iterate over it for ``n_sets`` DataFrames with the index, columns
-    and dtypes of ``X`` (categorical columns keep their categories; integer numerical columns that
-    move become float).  The draws are vectorized over sets, rows and columns.
+    Returns
+    -------
+    ShiftedSets
+        Iterate over it for ``n_sets`` DataFrames with the index, columns and dtypes of ``X``
+        (categorical columns keep their categories; integer numerical columns that move become
+        float).  The draws are vectorized over sets, rows and columns.
     """
     if not _is_dataframe(X):
         raise DataError(f"simulate_shift: X must be a pandas DataFrame, got {type(X).__name__}; wrap an "

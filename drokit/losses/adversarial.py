@@ -58,7 +58,9 @@ class Adversarial(Loss):
     budget : the attack radius ``alpha >= 0`` (in the units of the numerical features as given to the
         model; ``0`` is the plain loss).
 
-    Example::
+    Examples
+    --------
+    ::
 
         clf = dk.DROClassifier(loss=dk.losses.Adversarial("logistic", norm=2, budget=0.05),
                                ambiguity=dk.Wasserstein(metric, radius=0.1))   # DR-ARO

@@ -474,8 +474,11 @@ def from_sympy(expr, e=None, *, task: Optional[str] = None, name: Optional[str] 
     conic : ``"auto"`` (recognize LP / exponential-cone / SOC forms, else outer approximation) or
         ``"outer"`` (always the tangent outer approximation; for cross-checks).
 
-    Raises :class:`~drokit.ParameterError` for a non-convex or non-Lipschitz expression, a free symbol other
-    than ``e``, or an unknown ``conic``.
+    Raises
+    ------
+    ParameterError
+        For a non-convex or non-Lipschitz expression, a free symbol other than ``e``, or an unknown
+        ``conic``.
     """
     sp = _sympy()
     expr = sp.sympify(expr)

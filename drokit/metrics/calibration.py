@@ -102,8 +102,15 @@ def numerical_weight(rho, half_width):
     half_width : certainty half-width ``u > 0`` in the feature's units (the paper: ``0.4 sigma``);
         broadcasts against ``rho``.
 
-    Returns a float for scalar inputs, otherwise an array.  Example: ``rho = 0.6``, ``u = 0.4``
-    gives ``gamma = 2.2907`` (``gamma sigma`` in the spec's §3.5 table for ``u = 0.4 sigma``).
+    Returns
+    -------
+    float or numpy.ndarray
+        A float for scalar inputs, otherwise an array.
+
+    Examples
+    --------
+    ``rho = 0.6``, ``u = 0.4`` gives ``gamma = 2.2907`` (``gamma sigma`` in the spec's §3.5 table for
+    ``u = 0.4 sigma``).
     """
     where = "numerical_weight"
     r = _floats(rho, "rho", where)
@@ -133,7 +140,9 @@ def categorical_weight(rho, n_levels):
         ``rho = 1/|C|`` gives 0 (the feature is free to change: every level equally likely).
     n_levels : number of levels ``|C| >= 2`` (integer; broadcasts against ``rho``).
 
-    Example: ``rho = 0.8``, ``|C| = 3`` gives ``log 8 = 2.0794``.
+    Examples
+    --------
+    ``rho = 0.8``, ``|C| = 3`` gives ``log 8 = 2.0794``.
     """
     where = "categorical_weight"
     r = _floats(rho, "rho", where)
@@ -179,6 +188,8 @@ def round_weights(weights, decimals: int, on_zero: str = "raise"):
     decimals : integer ``>= 0``.
     on_zero : ``"raise"``, ``"warn"`` or ``"ignore"``.
 
+    Notes
+    -----
     Ties round to even, as numpy (and Julia, used by the paper's code) do: ``0.5 -> 0``.
     """
     where = "round_weights"
@@ -247,8 +258,11 @@ def sample_certainty(seed, mean, sd: float = 0.2, n_levels=None, size=None):
         per entry, categorical features).
     size : number (or shape) of numerical rhos when ``n_levels`` is None; ``None`` gives a float.
 
-    Raises :class:`ParameterError` when the normal puts less than ``1e-4`` of its mass on a range
-    (rejection sampling would not end).
+    Raises
+    ------
+    ParameterError
+        When the normal puts less than ``1e-4`` of its mass on a range (rejection sampling would not
+        end).
     """
     where = "sample_certainty"
     mu = _floats(mean, "mean", where)

@@ -77,7 +77,9 @@ class GroundMetric(ParamsMixin):
         subclass (docs/extending.md).
     label : :class:`LabelCost` (default ``kappa=inf``: labels never move).
 
-    Example::
+    Examples
+    --------
+    ::
 
         metric = dk.GroundMetric(numerical=dk.NormCost(p=1, weights={"age": 2.0}),
                                  categorical=dk.MismatchCost(weights={"sex": np.inf}),
@@ -120,7 +122,10 @@ class GroundMetric(ParamsMixin):
         p : exponent of the numerical :class:`NormCost`.  The likelihood-ratio derivation gives
             ``p = 1`` (a sum of Laplace log-densities); other ``p`` reuse the weights as a heuristic.
 
-        The returned metric keeps the calibration in ``metric.calibration``.
+        Returns
+        -------
+        GroundMetric
+            The returned metric keeps the calibration in ``metric.calibration``.
         """
         cal = calibrate(X, rho_numerical=rho_numerical, rho_categorical=rho_categorical,
                         half_width=half_width, half_width_in_std=half_width_in_std,

@@ -99,13 +99,6 @@ def wasserstein_distance(P, Q, metric: Optional[GroundMetric] = None, *, weights
     unseen_levels : ``"error"`` (default) or ``"allow"``: what a categorical level of ``Q`` that ``P``
         does not have does.
 
-    The feature schema is inferred from ``P`` and applied to ``Q``: ``Q`` must have the same columns
-    (a DataFrame's are matched by name), and a categorical level of ``Q`` not seen in ``P`` raises
-    :class:`DataError` naming the column and the level (it is often a spelling or coding mismatch,
-    ``"Male"`` vs ``"male"``), unless it is declared in a pandas ``Categorical`` dtype of that column
-    (in ``P`` or ``Q``) or ``unseen_levels="allow"``.  A level seen only in ``P`` is fine.  The
-    distance itself only compares levels for equality, so the level sets do not change it.
-
     Returns
     -------
     ``float`` (``np.inf`` when the masses cannot be matched at finite cost, e.g. ``kappa = inf`` and
@@ -119,6 +112,15 @@ def wasserstein_distance(P, Q, metric: Optional[GroundMetric] = None, *, weights
     ParameterError : a metric that is not a :class:`GroundMetric`, an unknown ``task``.
     ProblemTooLargeError : a block with more than 5e7 pairs (the dense cost matrix would not fit).
     SolverError : HiGHS failed.
+
+    Notes
+    -----
+    The feature schema is inferred from ``P`` and applied to ``Q``: ``Q`` must have the same columns
+    (a DataFrame's are matched by name), and a categorical level of ``Q`` not seen in ``P`` raises
+    :class:`DataError` naming the column and the level (it is often a spelling or coding mismatch,
+    ``"Male"`` vs ``"male"``), unless it is declared in a pandas ``Categorical`` dtype of that column
+    (in ``P`` or ``Q``) or ``unseen_levels="allow"``.  A level seen only in ``P`` is fine.  The
+    distance itself only compares levels for equality, so the level sets do not change it.
     """
     if metric is None:
         metric = GroundMetric()

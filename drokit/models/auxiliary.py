@@ -20,6 +20,8 @@ from ..schema import _is_dataframe
 class AuxiliaryMixture(ClassifierMixin, BaseEstimator):
     """Fit ``estimator`` on ``(X, y)`` plus ``(X_aux, y_aux)`` weighted by ``weight`` (thesis (67)).
 
+    After ``fit``: ``estimator_`` (the fitted clone), ``classes_``, ``coef_``, ``intercept_``, ``result_``.
+
     Parameters
     ----------
     estimator : an unfitted drokit estimator (e.g. ``DROClassifier(loss=Adversarial(...),
@@ -27,8 +29,6 @@ class AuxiliaryMixture(ClassifierMixin, BaseEstimator):
     X_aux, y_aux : the auxiliary sample (same columns as ``X``).
     weight : ``w >= 0``, the weight of each auxiliary sample relative to a training sample (the thesis
         cross-validates ``w`` in ``drokit.metrics.THESIS_AUX_WEIGHT_GRID``); ``0`` ignores the auxiliary data.
-
-    After ``fit``: ``estimator_`` (the fitted clone), ``classes_``, ``coef_``, ``intercept_``, ``result_``.
     """
 
     def __init__(self, estimator=None, X_aux=None, y_aux=None, weight: float = 1.0):

@@ -59,7 +59,8 @@ class _DROLinearModel(BaseEstimator):
     def _problem(self) -> Problem:
         loss = get_loss(self.loss if self.loss is not None else self._default_loss)
         return Problem(loss=loss, ambiguity=self.ambiguity, task=self._task,
-                       fit_intercept=self.fit_intercept, l1_penalty=self.l1_penalty)
+                       fit_intercept=self.fit_intercept, l1_penalty=self.l1_penalty,
+                       l2_penalty=self.l2_penalty)
 
     @staticmethod
     def _check_input(X):
@@ -175,6 +176,8 @@ class DROClassifier(ClassifierMixin, _DROLinearModel):
     l1_penalty : ``gamma >= 0``: minimize the worst-case risk plus ``gamma ||beta||_1`` (intercept
         excluded): selvi2022's r-DRO, and at radius 0 the lasso (r-LR).  ``result_.objective`` and its
         bounds include the penalty; ``dk.worst_case`` reports the risk alone.
+    l2_penalty : ``alpha >= 0``: plus ``alpha ||beta||_2^2`` (intercept excluded): belbasi2023's r-MixF,
+        and at radius 0 ridge-regularized ERM (r-Nom).
 
     Attributes
     ----------
@@ -192,7 +195,7 @@ class DROClassifier(ClassifierMixin, _DROLinearModel):
                  solver_options=None, fit_intercept=True, categorical_features=None,
                  categories="auto", handle_unknown="error", on_inaccurate="raise",
                  max_configurations=MAX_CONFIGURATIONS, method_options=None, verbose=False,
-                 l1_penalty=0.0):
+                 l1_penalty=0.0, l2_penalty=0.0):
         self._store_params(locals())
 
     def fit(self, X, y, sample_weight=None):
@@ -254,7 +257,7 @@ class DRORegressor(RegressorMixin, _DROLinearModel):
                  solver_options=None, fit_intercept=True, categorical_features=None,
                  categories="auto", handle_unknown="error", on_inaccurate="raise",
                  max_configurations=MAX_CONFIGURATIONS, method_options=None, verbose=False,
-                 l1_penalty=0.0):
+                 l1_penalty=0.0, l2_penalty=0.0):
         self._store_params(locals())
 
     def fit(self, X, y, sample_weight=None):

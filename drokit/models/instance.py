@@ -51,12 +51,19 @@ class DROInstance:
     #: ``gamma >= 0`` of the lasso term ``gamma ||beta||_1`` added to the objective (intercept excluded;
     #: selvi2022 §4.2's r-DRO / r-LR); 0 = none
     l1_penalty: float = 0.0
+    #: ``alpha >= 0`` of the ridge term ``alpha ||beta||_2^2`` (intercept excluded; belbasi2023 §6.3's
+    #: r-Nom / r-MixF); 0 = none
+    l2_penalty: float = 0.0
+
+    @property
+    def penalized(self) -> bool:
+        return bool(self.l1_penalty or self.l2_penalty)
 
     def penalty_value(self, coef: np.ndarray) -> float:
-        """``gamma ||beta||_1`` of a coefficient vector (the intercept is not in ``coef``)."""
-        if not self.l1_penalty:
-            return 0.0
-        return float(self.l1_penalty * np.sum(np.abs(np.asarray(coef, dtype=float))))
+        """``gamma ||beta||_1 + alpha ||beta||_2^2`` of a coefficient vector (the intercept is not in
+        ``coef``)."""
+        coef = np.asarray(coef, dtype=float)
+        return float(self.l1_penalty * np.sum(np.abs(coef)) + self.l2_penalty * np.sum(coef ** 2))
 
     @property
     def n_samples(self) -> int:

@@ -45,25 +45,31 @@ class Problem:
     fit_intercept : whether to fit ``beta_0``.
     l1_penalty : ``gamma >= 0``: adds the lasso term ``gamma ||beta||_1`` (intercept excluded) to the
         objective, selvi2022 §4.2's regularized models (r-DRO; r-LR at radius 0).
+    l2_penalty : ``alpha >= 0``: adds the ridge term ``alpha ||beta||_2^2`` (intercept excluded),
+        belbasi2023 §6.3's r-Nom / r-MixF.
     """
 
     DEFAULT_COMPONENTS = {"ambiguity": Wasserstein}
 
     def __init__(self, loss="logistic", ambiguity: Optional[Wasserstein] = None,
-                 task: Optional[str] = None, fit_intercept: bool = True, l1_penalty: float = 0.0):
+                 task: Optional[str] = None, fit_intercept: bool = True, l1_penalty: float = 0.0,
+                 l2_penalty: float = 0.0):
         self.loss = loss
         self.ambiguity = ambiguity
         self.task = task
         self.fit_intercept = fit_intercept
         self.l1_penalty = l1_penalty
+        self.l2_penalty = l2_penalty
 
-    def validated_l1_penalty(self) -> float:
+    def validated_penalty(self, name: str) -> float:
+        """``l1_penalty`` or ``l2_penalty`` as a finite number >= 0 (ParameterError otherwise)."""
+        value = getattr(self, name)
         try:
-            g = float(self.l1_penalty)
+            g = float(value)
         except (TypeError, ValueError):
-            raise ParameterError(f"l1_penalty must be a number >= 0, got {self.l1_penalty!r}") from None
+            raise ParameterError(f"{name} must be a number >= 0, got {value!r}") from None
         if not (np.isfinite(g) and g >= 0):
-            raise ParameterError(f"l1_penalty must be a finite number >= 0, got {self.l1_penalty!r}")
+            raise ParameterError(f"{name} must be a finite number >= 0, got {value!r}")
         return g
 
     # ------------------------------------------------------------------ binding
@@ -141,7 +147,8 @@ class Problem:
         return DROInstance(loss=loss, task=task, schema=schema, data=data, y=y_enc, metric=resolved,
                            radius=radius, fit_intercept=bool(self.fit_intercept),
                            sample_weight=sample_probabilities(sample_weight, data.n_samples),
-                           l1_penalty=self.validated_l1_penalty())
+                           l1_penalty=self.validated_penalty("l1_penalty"),
+                           l2_penalty=self.validated_penalty("l2_penalty"))
 
     def compile(self, X, y, method: str = "auto", *, categorical_features=None, categories="auto",
                 max_configurations: int = MAX_CONFIGURATIONS, sample_weight=None) -> "CompiledProblem":
@@ -156,8 +163,8 @@ class Problem:
                                    categories=categories, max_configurations=max_configurations,
                                    sample_weight=sample_weight)
         if isinstance(self.resolved_ambiguity(), Intersection):
-            if self.validated_l1_penalty():
-                raise ParameterError("l1_penalty is not supported with an Intersection ambiguity set")
+            if self.validated_penalty("l1_penalty") or self.validated_penalty("l2_penalty"):
+                raise ParameterError("l1_penalty / l2_penalty are not supported with an Intersection ambiguity set")
             if method not in ("auto", "intersection"):
                 raise ParameterError(f"an Intersection is fitted with method='intersection' (or 'auto'), got "
                                      f"{method!r}")

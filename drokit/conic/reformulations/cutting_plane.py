@@ -196,7 +196,7 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
     # masters on degenerate optima already reach only with retries); the user's options take precedence
     solver_options = {**backend.accuracy_options(max(options.gap_tol / 10, 1e-8)), **dict(solver_options or {})}
     phase_one_time = 0.0
-    if options.phase_one and not adversarial and not inst.weighted and not outer and not inst.l1_penalty:
+    if options.phase_one and not adversarial and not inst.weighted and not outer and not inst.penalized:
         # phase 1's Newton model has no attack-shift term and assumes uniform sample weights
         first = phase_one(inst, oracle, log=log if options.verbose else None)
         upper = first.upper_bound

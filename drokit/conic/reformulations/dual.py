@@ -76,7 +76,7 @@ def build_dual_program(inst: DROInstance, rows: ConfigurationRows, *, radius_zer
         inst.loss.epigraph(pb, u, t)
         if inst.fixed_zero.size:
             pb.add_zero(coef[inst.fixed_zero])
-        pb.minimize(expected(s, inst) + l1_term(pb, inst, coef))
+        pb.minimize(expected(s, inst) + penalty_term(pb, inst, coef))
         return pb.build()
 
     lam = pb.var("lambda", 1)
@@ -115,7 +115,8 @@ def finish_dual_program(pb: ProgramBuilder, inst: DROInstance, coef: Affine, s: 
         lambda >= 0,   minimize  lambda eps + sum_n p_n s_n [+ gamma sum_j r_j,  -r <= beta <= r]
 
     (``p_n = 1/N`` unless sample weights are given; the bracket is the lasso term ``gamma ||beta||_1``
-    when ``inst.l1_penalty = gamma > 0``, selvi2022 §4.2), and ``beta_j = 0`` for ``j`` in ``inst.fixed_zero`` (the coefficients of features that change for
+    when ``inst.l1_penalty = gamma > 0``, selvi2022 §4.2, plus ``alpha ||beta||_2^2`` for
+    ``inst.l2_penalty``, :func:`penalty_term`), and ``beta_j = 0`` for ``j`` in ``inst.fixed_zero`` (the coefficients of features that change for
     free, :meth:`~drokit.models.instance.DROInstance.fitting_view`).
     """
     lip = float(inst.loss.lipschitz)
@@ -127,16 +128,24 @@ def finish_dual_program(pb: ProgramBuilder, inst: DROInstance, coef: Affine, s: 
     if not inst.is_classification and np.isfinite(inst.metric.kappa):
         pb.add_nonneg(lam * inst.metric.kappa - lip)
     pb.add_nonneg(lam)
-    pb.minimize(lam * inst.radius + expected(s, inst) + l1_term(pb, inst, coef))
+    pb.minimize(lam * inst.radius + expected(s, inst) + penalty_term(pb, inst, coef))
 
 
-def l1_term(pb: ProgramBuilder, inst: DROInstance, coef: Affine):
-    """``gamma sum_j r_j`` with ``-r <= beta <= r`` (the lasso term ``gamma ||beta||_1``), or 0."""
-    if not inst.l1_penalty:
-        return 0.0
-    r = pb.aux("l1_r", coef.size)
-    pb.add_nonneg(Affine.vstack([r - coef, r + coef]))
-    return r.sum() * float(inst.l1_penalty)
+def penalty_term(pb: ProgramBuilder, inst: DROInstance, coef: Affine):
+    """The regularizer ``gamma ||beta||_1 + alpha ||beta||_2^2`` as an affine objective term (0 without one):
+
+        gamma sum_j r_j,  -r <= beta <= r;        2 alpha q,  ||(beta, q - 1/2)||_2 <= q + 1/2
+        (i.e. ||beta||_2^2 / 2 <= q, one second-order cone)."""
+    term = 0.0
+    if inst.l1_penalty:
+        r = pb.aux("l1_r", coef.size)
+        pb.add_nonneg(Affine.vstack([r - coef, r + coef]))
+        term = term + r.sum() * float(inst.l1_penalty)
+    if inst.l2_penalty:
+        q = pb.aux("l2_q", 1)
+        pb.add_norm2_leq(Affine.vstack([coef, q - 0.5]), q + 0.5)
+        term = term + q * (2.0 * float(inst.l2_penalty))
+    return term
 
 
 def expected(s: Affine, inst: DROInstance) -> Affine:

@@ -1,4 +1,5 @@
-"""The lasso term gamma ||beta||_1 (selvi2022 §4.2's r-LR / r-DRO), checked against independent models."""
+"""The lasso term gamma ||beta||_1 (selvi2022 §4.2's r-LR / r-DRO) and the ridge term alpha ||beta||_2^2
+(belbasi2023 §6.3's r-Nom / r-MixF), checked against independent models."""
 
 import numpy as np
 import pytest
@@ -48,6 +49,37 @@ def test_a_huge_penalty_gives_the_constant_model():
 
 @pytest.mark.parametrize("bad", [-0.1, np.nan, "a"])
 def test_bad_penalty(bad):
+    """Either penalty: a clear error naming it."""
     X, y = two_plus_two_frame(n=20)
     with pytest.raises(dk.ParameterError, match="l1_penalty"):
         dk.DROClassifier(l1_penalty=bad).fit(X, y)
+    with pytest.raises(dk.ParameterError, match="l2_penalty"):
+        dk.DROClassifier(l2_penalty=bad).fit(X, y)
+
+
+def test_radius_zero_l2_equals_sklearn_ridge_logistic_regression():
+    """mean log-loss + alpha ||beta||^2 is sklearn's (1/(2C)) ||beta||^2 + sum log-loss with C = 1/(2 N alpha)
+    (lbfgs leaves the intercept unpenalized)."""
+    from sklearn.linear_model import LogisticRegression
+    rng = np.random.default_rng(1)
+    N, d = 150, 5
+    X = rng.normal(size=(N, d))
+    y = np.where(X @ rng.normal(size=d) + rng.normal(size=N) > 0, 1, -1)
+    alpha = 0.03
+    ours = dk.DROClassifier(ambiguity=dk.Wasserstein(radius=0.0), l2_penalty=alpha).fit(X, y)
+    ref = LogisticRegression(C=1.0 / (2 * N * alpha), tol=1e-12, max_iter=10_000).fit(X, y)
+    np.testing.assert_allclose(ours.coef_.ravel(), ref.coef_.ravel(), atol=2e-5)
+    assert ours.intercept_ == pytest.approx(ref.intercept_[0], abs=2e-5)
+
+
+@pytest.mark.parametrize("method", ["monolithic", "cutting_plane", "box"])
+def test_ridge_penalized_dro_agrees_across_methods(method):
+    X, y = two_plus_two_frame(n=30)
+    amb = dk.Wasserstein(dk.GroundMetric(label=dk.LabelCost(kappa=2.0)), radius=0.05)
+    kw = dict(loss="hinge", ambiguity=amb, l1_penalty=0.01, l2_penalty=0.05)
+    clf = dk.DROClassifier(method=method, **kw).fit(X, y)
+    ref = dk.DROClassifier(method="monolithic", **kw).fit(X, y)
+    assert clf.result_.objective == pytest.approx(ref.result_.objective, rel=1e-6)
+    coef = clf.coef_.ravel()
+    expected = dk.worst_case(clf, X, y).value + 0.01 * np.abs(coef).sum() + 0.05 * (coef ** 2).sum()
+    assert clf.result_.upper_bound == pytest.approx(expected, rel=1e-9)
