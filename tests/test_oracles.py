@@ -7,6 +7,7 @@ import drokit as dk
 from drokit.oracles import EnumerationOracle
 from drokit.oracles.dp import DPOracle
 from drokit.evaluation.worst_case import row_losses
+from factories import mixed_instance
 
 LOSSES = {"classification": [dk.losses.Logistic(), dk.losses.Hinge(), dk.losses.SmoothHinge()],
           "regression": [dk.losses.Huber(0.6), dk.losses.Pinball(0.3), dk.losses.EpsilonInsensitive(0.2),
@@ -14,16 +15,7 @@ LOSSES = {"classification": [dk.losses.Logistic(), dk.losses.Hinge(), dk.losses.
 
 
 def _instance(seed, task, loss, cat_p, weights, kappa, levels=(4, 3, 2, 5), N=9):
-    rng = np.random.default_rng(seed)
-    Xn = rng.normal(size=(N, 2))
-    Z = np.column_stack([rng.integers(0, a, N) for a in levels])
-    y = np.where(rng.random(N) < 0.5, 1.0, -1.0) if task == "classification" else rng.normal(size=N)
-    if task == "classification" and len(np.unique(y)) < 2:
-        y[0] = -y[0]
-    metric = dk.GroundMetric(categorical=dk.MismatchCost(weights=weights, p=cat_p), label=dk.LabelCost(kappa))
-    prob = dk.Problem(loss, dk.Wasserstein(metric, radius=0.3), task=task)
-    return prob.bind(np.column_stack([Xn, Z]), y, categorical_features=list(range(2, 2 + len(levels))),
-                     categories=[list(range(a)) for a in levels])
+    return mixed_instance(seed, task, loss, dk.MismatchCost(weights=weights, p=cat_p), kappa, levels, N)
 
 
 WEIGHTS = [None, [0.6, 1.3, 2.0, 0.9], [1.0, np.inf, 0.5, 1.0], [0.5, 0.5, 1.5, 1.0]]

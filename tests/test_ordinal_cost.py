@@ -20,6 +20,7 @@ import drokit as dk
 from drokit.oracles.dp import DPOracle
 from drokit.oracles.enumeration import EnumerationOracle
 from drokit.evaluation.worst_case import row_losses
+from factories import mixed_instance
 
 EDU = ["school", "bachelor", "master", "phd"]
 
@@ -115,17 +116,8 @@ def test_a_custom_categorical_cost_is_validated():
 
 # --------------------------------------------------------------------------- brute-force oracle
 def _instance(seed, task, loss, p, weights, kappa, ordinal, N=8, levels=(4, 3, 2, 5)):
-    rng = np.random.default_rng(seed)
-    Xn = rng.normal(size=(N, 2))
-    Z = np.column_stack([rng.integers(0, a, N) for a in levels])
-    y = np.where(rng.random(N) < 0.5, 1.0, -1.0) if task == "classification" else rng.normal(size=N)
-    if task == "classification" and len(np.unique(y)) < 2:
-        y[0] = -y[0]
-    cost = dk.OrdinalCost(weights=weights, p=p, features=ordinal)
-    prob = dk.Problem(loss, dk.Wasserstein(dk.GroundMetric(categorical=cost, label=dk.LabelCost(kappa)), 0.3),
-                      task=task)
-    return prob.bind(np.column_stack([Xn, Z]), y, categorical_features=[2, 3, 4, 5],
-                     categories=[list(range(a)) for a in levels])
+    return mixed_instance(seed, task, loss, dk.OrdinalCost(weights=weights, p=p, features=ordinal), kappa,
+                          levels, N)
 
 
 def _brute_force_violation(inst, scores, delta, p, b0, coef, lam, s):
