@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from functools import cached_property
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import List, Optional
@@ -29,7 +30,7 @@ class ResolvedMetric:
     #: (m,) unit cost matrices U_l (a_l x a_l) of the categorical component; None = mismatch 1 - I
     units: Optional[List[np.ndarray]] = None
 
-    @property
+    @cached_property
     def mismatch_only(self) -> bool:
         """Whether every categorical feature has the 0/1 mismatch cost ``delta_l 1[v != v']`` (the
         structure the sorting oracle, the graph and the box reformulations are built on)."""

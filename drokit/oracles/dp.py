@@ -70,6 +70,13 @@ class DPOracle(SeparationOracle):
         self._predecessors = [np.vstack(self.lattice.predecessors(k)) for k in range(self.mutable.size)]
         # per layer: the increment index of every move u -> v (a_l x a_l)
         self._move_class = [self._increment_index(k, l) for k, l in enumerate(self.mutable)]
+        n_inc = [len(inc) for inc in self.lattice.increments]
+        #: per layer: the (a, a) mask of the moves of each increment, and whether a move changes the level
+        #: at increment 0 (a free move)
+        self._choice_dtype = np.int8 if max(n_inc, default=1) < 127 else np.int32
+        self._masks3d = [np.stack([move == i for i in range(n)]) for move, n in zip(self._move_class, n_inc)]
+        self._free_moves = [bool(np.any(masks[0] & ~np.eye(masks.shape[1], dtype=bool)))
+                            for masks in self._masks3d]
         self.Z = inst.data.Z
         self._design = schema.design(inst.data)  # built once: every separation is one product
 
@@ -89,37 +96,44 @@ class DPOracle(SeparationOracle):
         start = self.n_num + self.offsets[l]
         return np.concatenate([[0.0], coef[start:start + a - 1]])
 
-    def _gains(self, coef: np.ndarray, k: int, l: int, sign: float) -> Tuple[np.ndarray, np.ndarray]:
-        """Per sample and increment ``i`` of layer ``k``: the largest ``sign * (w_l(v) - w_l(z_nl))``
-        over the levels ``v`` a move of increment ``i`` reaches (``-inf`` if none) and that level."""
+    def _gains(self, coef: np.ndarray, k: int, l: int) -> Tuple[np.ndarray, np.ndarray]:
+        """Per direction ``sign = +1, -1``, sample and increment ``i`` of layer ``k``: the largest
+        ``sign * (w_l(v) - w_l(z_nl))`` over the levels ``v`` a move of increment ``i`` reaches (``-inf`` if
+        none) and that level; arrays (2, N, increments)."""
         w = self._level_values(coef, l)
-        move = self._move_class[k]
-        n_inc = len(self.lattice.increments[k])
-        gain = sign * (w[None, :] - w[:, None])                      # (a, a): u -> v
-        table = np.full((w.size, n_inc), -np.inf)
-        level = np.zeros((w.size, n_inc), dtype=np.int64)
-        for i in range(n_inc):
-            masked = np.where(move == i, gain, -np.inf)
-            level[:, i] = np.argmax(masked, axis=1)
-            table[:, i] = masked[np.arange(w.size), level[:, i]]
-        level[:, 0] = np.where(table[:, 0] > 0, level[:, 0], np.arange(w.size))  # stay unless a free move gains
-        table[:, 0] = np.maximum(table[:, 0], 0.0)
+        masks = self._masks3d[k]                                     # (increments, a, a)
+        a = w.size
+        diff = w[None, :] - w[:, None]                               # (a, a): u -> v
+        gain = np.stack([diff, -diff])[:, None, :, :]                 # (2, 1, a, a)
+        masked = np.where(masks[None], gain, -np.inf)                # (2, increments, a, a)
+        level = np.argmax(masked, axis=3)                            # (2, increments, a)
+        table = masked.max(axis=3)
+        stay = np.arange(a)
+        level[:, 0, :] = np.where(table[:, 0, :] > 0, level[:, 0, :], stay)  # stay unless a free move gains
+        table[:, 0, :] = np.maximum(table[:, 0, :], 0.0)
         cur = self.Z[:, l]
-        return table[cur], level[cur]
+        return table[:, :, cur].transpose(0, 2, 1), level[:, :, cur].transpose(0, 2, 1)
 
     def _dp(self, gains: List[np.ndarray]):
         """Largest total (signed) gain per (sample, budget) and the increment chosen per layer."""
         N = self.n_samples
         G = np.zeros((N, 1))
         choices = []
-        for moves, size, g in zip(self.lattice.moves, self.lattice.sizes[1:], gains):
+        for k, (moves, size, g) in enumerate(zip(self.lattice.moves, self.lattice.sizes[1:], gains)):
             new = np.full((N, size), -np.inf)
-            chosen = np.zeros((N, size), dtype=np.int16)
-            for i, move in enumerate(moves):
+            chosen = np.zeros((N, size), dtype=self._choice_dtype)
+            # increment 0 (stay, or a free move) first: its targets are distinct and still empty
+            new[:, moves[0]] = G + g[:, :1] if self._free_moves[k] else G
+            for i in range(1, len(moves)):
+                move = moves[i]
                 cand = G + g[:, i:i + 1]
-                take = cand > new[:, move]
-                new[:, move] = np.where(take, cand, new[:, move])
-                chosen[:, move] = np.where(take, i, chosen[:, move])
+                current = new[:, move]
+                take = cand > current
+                new[:, move] = np.where(take, cand, current)
+                if i == 1:  # the first increment written here: chosen is still 0 on these targets
+                    chosen[:, move] = take
+                else:
+                    chosen[:, move] = np.where(take, i, chosen[:, move])
             choices.append(chosen)
             G = new
         return G, choices
@@ -145,15 +159,19 @@ class DPOracle(SeparationOracle):
         With general level costs a sample may not reach every budget of the shared lattice (an ordinal
         feature at its middle level cannot move by its full range); those entries are 0 -- the sample
         stays and pays the budget, a dominated but feasible choice, so no maximum changes -- and
-        :attr:`reachable` (N, B) marks the real ones."""
+        :attr:`reachable` (N, B) marks the real ones (``None``: all, the mismatch cost)."""
         coef = np.asarray(coef, dtype=float)
         extremes, paths = [], []
-        for sign in (1.0, -1.0):
-            tables = [self._gains(coef, k, l, sign) for k, l in enumerate(self.mutable)]
-            G, choices = self._dp([t[0] for t in tables])
-            self.reachable = np.isfinite(G)
-            extremes.append(np.where(self.reachable, sign * G, 0.0))
-            paths.append((choices, [t[1] for t in tables]))
+        tables = [self._gains(coef, k, l) for k, l in enumerate(self.mutable)]
+        for e, sign in enumerate((1.0, -1.0)):
+            G, choices = self._dp([t[0][e] for t in tables])
+            if self.inst.metric.mismatch_only:  # every sample reaches every budget of the lattice
+                self.reachable = None
+                extremes.append(sign * G)
+            else:
+                self.reachable = np.isfinite(G)
+                extremes.append(np.where(self.reachable, sign * G, 0.0))
+            paths.append((choices, [t[1][e] for t in tables]))
         return extremes, paths
 
     def configurations(self, paths, extreme: np.ndarray, budget: np.ndarray,
