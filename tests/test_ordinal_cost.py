@@ -3,10 +3,11 @@
 Checks, each independent of the code it tests:
 * distances against hand-computed values and a pure-Python loop;
 * the DP oracle against a brute-force separation written here (itertools over every configuration);
-* every exact method that accepts level costs (cutting plane + DP, monolithic, box) against each other;
+* every exact method that accepts level costs (cutting plane + DP, monolithic, box, graph) against each other;
 * limits: binary ordinal features equal the mismatch cost; the ordinal ball is inside the mismatch ball,
   so its worst-case risk and its optimum are not larger;
-* the methods built on the 0/1 mismatch structure refuse it with a clear error.
+* the graph reformulation with group-dependent arc heads equals the monolithic program;
+* the methods built on the 0/1 mismatch structure (sorting oracle) refuse it with a clear error.
 """
 
 import itertools
@@ -222,8 +223,8 @@ def _fit(X, y, categorical, method, loss="logistic", radius=0.15):
     return dk.DROClassifier(loss=loss, ambiguity=dk.Wasserstein(metric, radius), method=method).fit(X, y)
 
 
-@pytest.mark.parametrize("loss, methods", [("logistic", ["monolithic", "cutting_plane"]),
-                                           ("hinge", ["monolithic", "cutting_plane", "box"])])
+@pytest.mark.parametrize("loss, methods", [("logistic", ["monolithic", "cutting_plane", "graph"]),
+                                           ("hinge", ["monolithic", "cutting_plane", "box", "graph"])])
 def test_exact_methods_agree_on_ordinal_costs(loss, methods):
     X, y = _frame(n=24)
     cost = dk.OrdinalCost(weights={"edu": 0.4, "size": 0.6, "color": 1.0})
@@ -261,10 +262,29 @@ def test_binary_ordinal_features_equal_the_mismatch_cost():
     assert a.result_.objective == pytest.approx(b.result_.objective, rel=1e-7)
 
 
+@pytest.mark.parametrize("task, loss", [("classification", "logistic"), ("classification", "hinge"),
+                                        ("regression", "huber")])
+@pytest.mark.parametrize("p, kappa", [(1, np.inf), (2, 1.0)])
+@pytest.mark.parametrize("variant, share", [("compact", True), ("full", False)])
+def test_graph_with_level_costs_equals_the_monolithic_program(task, loss, p, kappa, variant, share):
+    """The graph's arcs get group-dependent heads and unreachable nodes are pruned: same optimum."""
+    X, y = _frame(n=20)
+    if task == "regression":
+        y = X["x"].to_numpy() + 0.3 * X["edu"].cat.codes.to_numpy()
+    cost = dk.OrdinalCost(weights={"edu": 0.4, "size": 0.6, "color": 1.0}, p=p)
+    amb = dk.Wasserstein(dk.GroundMetric(categorical=cost, label=dk.LabelCost(kappa)), 0.15)
+    prob = dk.Problem(loss, amb, task=task)
+    from drokit.conic.reformulations.graph import compile_graph
+    inst = prob.bind(X, y)
+    compiled = compile_graph(inst, variant=variant, share_potentials=share)
+    cp = prob.compile(X, y, method="monolithic")
+    ref = cp.solve().objective
+    cp.compiled = compiled
+    assert cp.solve().objective == pytest.approx(ref, rel=1e-6, abs=1e-8)
+
+
 def test_methods_built_on_mismatch_refuse_ordinal_costs():
     X, y = _frame(n=24)
-    with pytest.raises(dk.ParameterError, match="mismatch"):
-        _fit(X, y, dk.OrdinalCost(), "graph")
     metric = dk.GroundMetric(categorical=dk.OrdinalCost())
     clf = dk.DROClassifier(ambiguity=dk.Wasserstein(metric, 0.1), method="cutting_plane",
                            method_options={"oracle": "sorting"})
@@ -301,9 +321,9 @@ def test_custom_level_cost_subclass_runs_every_generic_path():
             return units
 
     X, y = _frame(n=24)
-    fits = {m: _fit(X, y, ColorCost(weights=0.5), m) for m in ("monolithic", "cutting_plane")}
-    assert fits["cutting_plane"].result_.objective == pytest.approx(fits["monolithic"].result_.objective,
-                                                                    rel=1e-5)
+    fits = {m: _fit(X, y, ColorCost(weights=0.5), m) for m in ("monolithic", "cutting_plane", "graph")}
+    for m in ("cutting_plane", "graph"):
+        assert fits[m].result_.objective == pytest.approx(fits["monolithic"].result_.objective, rel=1e-5)
 
 
 def test_stability_criterion_grows_with_the_ordinal_cost():

@@ -52,6 +52,16 @@ Sizes (sun2025 notes §5.7, per graph, the notes' counting with source and sink)
 
 The arc count depends on the layer order (the value does not): :func:`choose_layer_order` minimizes
 it exactly for up to :data:`EXACT_ORDER_LIMIT` layers.
+
+General level costs (ordinal and user-defined, :class:`~drokit.metrics.CategoricalCost`)
+---------------------------------------------------------------------------------------
+A move ``u -> v`` of layer ``k`` adds ``(delta_k U_k(u, v))^p`` to the budget, so a change arc's head
+depends on the observed level ``u`` of the sample's group: ``B_k = U_i (B_{k-1} + c_{k,i})`` over the
+layer's distinct increments (still shared by all samples), and the arc of level ``v`` from ``(k-1, j)``
+goes to ``(k, moves_k[i(u, v)][j])`` (:meth:`GraphTemplate.arc_heads`).  A group may not reach every
+node; :meth:`GraphTemplate.reachable` marks the nodes it does, and the program keeps only the arcs out
+of reachable tails and the loss terms at reachable final budgets (the other potentials are fixed at 0).
+Level-cost layers are never merged.  The size formulas then count every tail: upper bounds.
 """
 
 from __future__ import annotations
@@ -66,7 +76,8 @@ import numpy as np
 
 from ..exceptions import ParameterError
 from ..models.instance import DROInstance
-from .lattice import MAX_BUDGETS, BudgetLattice, additive_weights, budget_lattice, extend_budgets
+from .lattice import (MAX_BUDGETS, BudgetLattice, additive_weights, budget_lattice, extend_budgets,
+                      layer_costs, round_budgets)
 
 #: arc kinds in :attr:`GraphTemplate.kind`
 STAY, CHANGE, MERGED, SINK = 0, 1, 2, 3
@@ -131,15 +142,17 @@ def _exact_order(levels: np.ndarray, weights: np.ndarray, compact: bool) -> np.n
 def _local_search_order(levels: np.ndarray, weights: np.ndarray, compact: bool) -> np.ndarray:
     """Large m: start from "most levels first, then smallest weight" and apply improving adjacent
     swaps (exact costs) until none helps."""
-    order = np.lexsort((weights, -levels))
-    cost = order_cost(levels[order], weights[order], compact)
+    key = np.array([np.max(w) for w in weights], dtype=float)
+    order = np.lexsort((key, -levels))
+    pick = lambda o: [weights[i] for i in o]  # noqa: E731 (list or array weights)
+    cost = order_cost(levels[order], pick(order), compact)
     improved = True
     while improved:
         improved = False
         for k in range(order.size - 1):
             cand = order.copy()
             cand[k], cand[k + 1] = cand[k + 1], cand[k]
-            c = order_cost(levels[cand], weights[cand], compact)
+            c = order_cost(levels[cand], pick(cand), compact)
             if c < cost:
                 order, cost, improved = cand, c, True
     return order
@@ -153,7 +166,10 @@ def choose_layer_order(levels: Sequence[int], weights: Sequence[float], compact:
     ``|B_{k-1}|`` is ``k`` resp. ``2^{k-1}``) refined by adjacent swaps.  Ties keep the given order.
     """
     levels = np.asarray(levels, dtype=np.int64)
-    weights = np.asarray(weights, dtype=float)
+    if all(np.ndim(w) == 0 for w in weights):
+        weights = np.asarray(weights, dtype=float)
+    else:  # level-cost layers: arrays of increments
+        weights = [np.asarray(w, dtype=float) for w in weights]
     if levels.size <= 1:
         return np.arange(levels.size)
     if levels.size <= EXACT_ORDER_LIMIT:
@@ -170,8 +186,9 @@ def resolve_order(inst: DROInstance, order: Order = None, compact: bool = True) 
     """
     layers = inst.mutable_categorical()
     if order is None or (isinstance(order, str) and order == "auto"):
-        w = additive_weights(inst)[layers]
-        return layers[choose_layer_order(inst.schema.levels[layers], w, compact)]
+        w = layer_costs(inst, layers)
+        return layers[choose_layer_order(inst.schema.levels[layers], w,
+                                         compact and inst.metric.mismatch_only)]
     if isinstance(order, str):
         if order != "schema":
             raise ParameterError(f"order must be None, 'auto', 'schema' or a sequence of categorical "
@@ -209,6 +226,45 @@ class GraphTemplate:
     kind: np.ndarray
     alt: np.ndarray
     compact: bool = False
+    #: level costs: per layer the (a_k, a_k) increment index ``i(u, v)`` of each move (None: mismatch
+    #: layers, whose change arcs all add ``w_k`` and whose heads are in :attr:`head`)
+    move_class: Optional[List[np.ndarray]] = None
+
+    @property
+    def level_costs(self) -> bool:
+        return self.move_class is not None
+
+    def arc_heads(self, arcs: np.ndarray, observed: np.ndarray) -> np.ndarray:
+        """Global head node of layer arcs ``arcs`` (E,) for the observed levels ``observed`` (S, 1) of
+        ``S`` groups (all arcs of one layer): :attr:`head` for mismatch layers, else
+        ``node_offset[k+1] + moves_k[i(u, v)][j]`` (module docstring)."""
+        if not self.level_costs:
+            return np.broadcast_to(self.head[arcs][None, :], (observed.shape[0], arcs.size))
+        k = int(self.layer[arcs[0]])
+        level = self.level_of(arcs[None, :], observed)                    # (S, E)
+        inc = self.move_class[k][observed, level]                         # (S, E)
+        local_tail = self.tail[arcs] - self.node_offset[k]                # (E,)
+        moves = np.vstack(self.lattice.moves[k])                          # (increments, |B_{k-1}|)
+        return self.node_offset[k + 1] + moves[inc, local_tail[None, :]]
+
+    def reachable(self, codes: np.ndarray) -> List[np.ndarray]:
+        """Per layer ``k = 0..m``, the (G, |B_k|) nodes reachable from the source for groups with
+        observed levels ``codes`` (G, m) in layer order (all True for mismatch layers)."""
+        G = codes.shape[0]
+        out = [np.ones((G, 1), dtype=bool)]
+        for k, budgets in enumerate(self.lattice.budgets[1:]):
+            if not self.level_costs:
+                out.append(np.ones((G, budgets.size), dtype=bool))
+                continue
+            prev, nxt = out[-1], np.zeros((G, budgets.size), dtype=bool)
+            moves = np.vstack(self.lattice.moves[k])
+            rows = np.broadcast_to(np.arange(G)[:, None], prev.shape)
+            for v in range(int(self.levels[k])):
+                inc = self.move_class[k][codes[:, k], v]                  # (G,)
+                target = moves[inc]                                       # (G, |B_{k-1}|)
+                nxt[rows[prev], target[prev]] = True
+            out.append(nxt)
+        return out
 
     @property
     def n_layers(self) -> int:
@@ -252,6 +308,9 @@ class GraphTemplate:
         the sink is ``(m + 1, 0)``.  Edges carry ``kind``, ``feature`` (schema position, -1 for sink
         arcs), ``layer`` and ``alt``.
         """
+        if self.level_costs:
+            raise ParameterError("the template of level costs has group-dependent arc heads "
+                                 "(GraphTemplate.arc_heads); it has no single networkx graph")
         G = nx.MultiDiGraph(compact=self.compact, p=self.p)
         names = self.node_names()
         for k, b in enumerate(self.lattice.budgets):
@@ -275,7 +334,9 @@ def _layer_arcs(k: int, lattice: BudgetLattice, a: int, merged: bool, off_prev: 
                 off_next: int) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Arc arrays (tail, head, kind, alt) of layer ``k`` (0-based), global node numbering."""
     tails = np.arange(lattice.budgets[k].size)
-    stay, change = lattice.stay[k], lattice.change[k]
+    stay = lattice.moves[k][0]
+    # level costs (more than one nonzero increment): change heads depend on the group (arc_heads)
+    change = lattice.moves[k][-1] if len(lattice.moves[k]) == 2 else np.full(tails.size, -1)
     if merged:
         alts = np.array([-1])
         kinds = np.array([MERGED])
@@ -290,19 +351,26 @@ def _layer_arcs(k: int, lattice: BudgetLattice, a: int, merged: bool, off_prev: 
     return tail, head, kind, alt
 
 
-def build_template(levels: Sequence[int], weights: Sequence[float], p: float = 1.0,
+def build_template(levels: Sequence[int], weights: Sequence, p: float = 1.0,
                    features: Optional[Sequence[int]] = None, compact: bool = False,
                    max_budgets: int = MAX_BUDGETS) -> GraphTemplate:
     """The DAG for layers with ``levels`` (``a_k >= 2``) and additive weights ``weights``
-    (``delta_k^p``), in the given order.  ``features`` labels the layers (default ``0..m-1``)."""
+    (``delta_k^p``), in the given order.  ``features`` labels the layers (default ``0..m-1``).
+
+    Level costs: every ``weights[k]`` is the (a_k, a_k) matrix ``(delta_k U_k)^p`` of additive increments
+    (module docstring); the template then carries :attr:`GraphTemplate.move_class` and merges no layer."""
     levels = np.asarray(levels, dtype=np.int64)
     if np.any(levels < 2):
         raise ParameterError("every layer needs at least 2 levels (single-level features are not layers)")
+    matrices = [np.asarray(w, dtype=float) for w in weights] if any(np.ndim(w) for w in weights) else None
     lattice = budget_lattice(weights, max_budgets)
     sizes = lattice.sizes
     m = levels.size
     node_offset = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)  # m + 2 entries
-    merged = np.array([layer_merged(int(sizes[k]), int(levels[k]), compact) for k in range(m)], bool)
+    merged = np.array([layer_merged(int(sizes[k]), int(levels[k]), compact and matrices is None)
+                       for k in range(m)], bool)
+    move_class = None if matrices is None else [
+        np.searchsorted(lattice.increments[k], round_budgets(matrices[k])) for k in range(m)]
     parts = [_layer_arcs(k, lattice, int(levels[k]), bool(merged[k]), int(node_offset[k]),
                          int(node_offset[k + 1])) for k in range(m)]
     layer = [np.full(part[0].size, k) for k, part in enumerate(parts)]
@@ -315,16 +383,17 @@ def build_template(levels: Sequence[int], weights: Sequence[float], p: float = 1
     return GraphTemplate(features=features, levels=levels, p=float(p), lattice=lattice, merged=merged,
                          node_offset=node_offset, tail=tail, head=head,
                          layer=np.concatenate(layer).astype(np.int64), kind=kind, alt=alt,
-                         compact=compact)
+                         compact=compact, move_class=move_class)
 
 
 def template_for(inst: DROInstance, order: Order = None, compact: bool = True,
                  max_budgets: int = MAX_BUDGETS) -> GraphTemplate:
     """The template of an instance: layers = :meth:`~drokit.models.instance.DROInstance.mutable_categorical` in :func:`resolve_order`'s order."""
-    inst.metric.require_mismatch("the graph reformulation (sun2025 Thm 2: stay / change arcs)")
     feats = resolve_order(inst, order, compact)
-    return build_template(inst.schema.levels[feats], additive_weights(inst)[feats],
-                          inst.metric.categorical.validated_p(), feats, compact, max_budgets)
+    weights = (additive_weights(inst)[feats] if inst.metric.mismatch_only
+               else [inst.metric.additive_increments(l) for l in feats])
+    return build_template(inst.schema.levels[feats], weights, inst.metric.categorical.validated_p(), feats,
+                          compact, max_budgets)
 
 
 # ------------------------------------------------------------------------- potential systems, sizes
@@ -427,10 +496,10 @@ def graph_size(inst: DROInstance, order: Order = None, compact: bool = True,
                share_potentials: bool = True, max_budgets: int = MAX_BUDGETS) -> GraphSize:
     """Node / arc / constraint / variable counts of the graph program, by the formulas of the module
     docstring (only the budget set sizes and the sample patterns are computed, no graph)."""
-    inst.metric.require_mismatch("the graph reformulation (sun2025 Thm 2: stay / change arcs)")
     feats = resolve_order(inst, order, compact)
+    compact = compact and inst.metric.mismatch_only  # level-cost layers are never merged
     levels = inst.schema.levels[feats]
-    sizes = budget_lattice(additive_weights(inst)[feats], max_budgets).sizes
+    sizes = budget_lattice(layer_costs(inst, feats), max_budgets).sizes
     tails = sizes[:-1]
     rows = [layer_rows(int(d), int(a), compact) for d, a in zip(tails, levels)]
     merged = sum(layer_merged(int(d), int(a), compact) for d, a in zip(tails, levels))

@@ -50,6 +50,12 @@ Variants
   (sun2025 notes §5.9); both labels of a pattern share too (the flipped-label graph of ``y`` is the
   graph of ``-y``).  ``False``: one set of systems per sample (sun2025 (14) literally).
 
+Level costs (:class:`~drokit.metrics.OrdinalCost`, any :class:`~drokit.metrics.CategoricalCost`): the
+arc of level v from ``(k-1, j)`` ends at the budget ``j + (delta_k U_k(u, v))^p`` of the system's
+observed level u (:meth:`~drokit.oracles.graph.GraphTemplate.arc_heads`); arcs out of nodes the group
+cannot reach, and loss terms at unreachable final budgets, are left out, and the unreachable potentials
+fixed at 0 -- the longest-path argument above holds on the reachable subgraph unchanged.
+
 Sizes are computed by :func:`drokit.oracles.graph.graph_size` before assembly and stored in
 ``CompiledProgram.info["graph_size"]``.  The variables ``coef``, ``intercept``, ``s`` and ``lambda``
 have the names used by :func:`.dual.build_dual_program`; the potentials (``graph#mu``) and the merge
@@ -128,25 +134,32 @@ class _Columns:
         return self.t + system * self.n_merged + self.merged_index[k]
 
 
-def _arc_rows(k: int, template: GraphTemplate, terms: SinkTerms, cols: _Columns, out: _Triples) -> int:
+def _arc_rows(k: int, template: GraphTemplate, terms: SinkTerms, cols: _Columns, out: _Triples,
+              reach: Optional[list] = None) -> int:
     """``sign (mu_head - mu_tail - weight) >= 0`` for every (system, arc) of layer ``k``: ``sign = +1``
     (max system) or ``-1`` (min system); weight ``beta_k(level)`` (0 at the reference level) or
-    ``t_k`` on merged arcs.  The source potential is the constant 0.  Returns the row count."""
+    ``t_k`` on merged arcs.  The source potential is the constant 0.  With level costs the heads depend
+    on the system's group and only arcs out of tails the group reaches (``reach``) are kept.  Returns the
+    row count."""
     arcs = np.flatnonzero(template.layer == k)
     S, E = terms.n_systems, arcs.size
     system = np.arange(S)[:, None]
     sign = np.where(terms.system_upper, 1.0, -1.0)[:, None] * np.ones((1, E))
-    row = np.arange(S * E).reshape(S, E)
-    tail = np.broadcast_to(template.tail[arcs][None, :], (S, E))
-    out.add(row, cols.potential(system, template.head[arcs][None, :]), sign)
-    out.add(row, cols.potential(system, tail), -sign, mask=tail > 0)
-    merged = np.broadcast_to(template.kind[arcs][None, :] == MERGED, (S, E))
     observed = terms.group_codes[terms.system_group, k][:, None]
+    tail = np.broadcast_to(template.tail[arcs][None, :], (S, E))
+    keep = np.ones((S, E), dtype=bool)
+    if reach is not None:
+        keep = reach[k][terms.system_group[:, None], tail - template.node_offset[k]]
+    row = (np.cumsum(keep.ravel()) - 1).reshape(S, E)
+    out.add(row, cols.potential(system, template.arc_heads(arcs, observed)), sign, mask=keep)
+    out.add(row, cols.potential(system, tail), -sign, mask=keep & (tail > 0))
+    merged = np.broadcast_to(template.kind[arcs][None, :] == MERGED, (S, E))
     level = template.level_of(arcs[None, :], observed)
-    out.add(row, cols.coefficient(int(template.features[k]), level), -sign, mask=~merged & (level > 0))
+    out.add(row, cols.coefficient(int(template.features[k]), level), -sign,
+            mask=keep & ~merged & (level > 0))
     if merged.any():
         out.add(row, np.broadcast_to(cols.merge_aux(system, k), (S, E)), -sign, mask=merged)
-    return S * E
+    return int(keep.sum())
 
 
 def _merge_rows(k: int, template: GraphTemplate, terms: SinkTerms, cols: _Columns, out: _Triples,
@@ -163,10 +176,11 @@ def _merge_rows(k: int, template: GraphTemplate, terms: SinkTerms, cols: _Column
     return S * (a - 1)
 
 
-def _layer_rows(k: int, template: GraphTemplate, terms: SinkTerms, cols: _Columns, n_cols: int) -> Affine:
+def _layer_rows(k: int, template: GraphTemplate, terms: SinkTerms, cols: _Columns, n_cols: int,
+                reach: Optional[list] = None) -> Affine:
     """All linear rows of layer ``k``: its arcs, plus the merge rows of a merged layer."""
     out = _Triples()
-    n_rows = _arc_rows(k, template, terms, cols, out)
+    n_rows = _arc_rows(k, template, terms, cols, out, reach)
     if template.merged[k]:
         n_rows += _merge_rows(k, template, terms, cols, out, n_rows)
     return out.affine(n_rows, n_cols)
@@ -177,11 +191,21 @@ def add_arc_constraints(pb: ProgramBuilder, inst: DROInstance, template: GraphTe
     """All linear arc rows (vectorized over systems and arcs; one loop over the layers).  Returns
     the number of rows added."""
     cols = _Columns(pb, inst, template)
+    reach = template.reachable(terms.group_codes) if template.level_costs else None
     total = 0
     for k in range(template.n_layers):
-        rows = _layer_rows(k, template, terms, cols, pb.n)
+        rows = _layer_rows(k, template, terms, cols, pb.n, reach)
         pb.add_nonneg(rows)
         total += rows.size
+    if reach is not None:  # potentials of nodes a group never reaches appear in no row: fix them at 0
+        system, node = [], []
+        for k in range(1, template.n_layers + 1):
+            s_idx, j = np.nonzero(~reach[k][terms.system_group])
+            system.append(s_idx)
+            node.append(template.node_offset[k] + j)
+        system, node = np.concatenate(system), np.concatenate(node)
+        if system.size:
+            pb.add_zero(pb.get("graph#mu")[cols.potential(system, node) - cols.mu])
     return total
 
 
@@ -213,6 +237,10 @@ def add_loss_terms(pb: ProgramBuilder, inst: DROInstance, template: GraphTemplat
     if inst.label_flips:
         cost = cost + np.repeat(np.where(terms.flip, inst.metric.kappa, 0.0), J)
     t = s[sample] + lam.repeat(sample.size) * cost
+    if template.level_costs:  # only the final budgets the term's group reaches
+        final = template.reachable(terms.group_codes)[-1]
+        keep = np.flatnonzero(final[terms.system_group[terms.system]].ravel())
+        u, t, sample = u[keep], t[keep], sample[keep]
     inst.loss.epigraph(pb, u, t)
     return int(sample.size)
 
