@@ -82,5 +82,7 @@ def test_bad_sets_get_clear_errors():
         dk.DROClassifier(ambiguity=ReturnsItself()).fit(X, y)
     with pytest.raises(dk.ParameterError, match="theta must be in"):
         dk.DROClassifier(ambiguity=dk.CalibratedWasserstein(theta=1.5)).fit(X, y)
+    with pytest.raises(dk.ParameterError, match="CalibratedWasserstein: .*rho_numerical is required"):
+        dk.DROClassifier(ambiguity=dk.CalibratedWasserstein(theta=0.9)).fit(X, y)
     with pytest.raises(dk.ParameterError, match="built from the training data"):
         dk.Problem("logistic", RootNBall()).resolved_ambiguity()

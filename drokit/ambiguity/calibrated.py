@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..exceptions import ParameterError
 from ..metrics.calibration import radius_from_theta
 from ..metrics.costs import LabelCost
 from ..metrics.ground import GroundMetric
@@ -55,9 +56,12 @@ class CalibratedWasserstein(AmbiguitySet):
         ``schema`` (the same categorical columns the estimator encodes)."""
         radius = radius_from_theta(self.theta)
         mask = [j in schema.categorical for j in range(len(schema.feature_names))]
-        metric = GroundMetric.calibrated(X, rho_numerical=self.rho_numerical,
-                                         rho_categorical=self.rho_categorical, half_width=self.half_width,
-                                         half_width_in_std=self.half_width_in_std, round=self.round,
-                                         on_zero=self.on_zero, categorical_features=mask)
+        try:
+            metric = GroundMetric.calibrated(X, rho_numerical=self.rho_numerical,
+                                             rho_categorical=self.rho_categorical, half_width=self.half_width,
+                                             half_width_in_std=self.half_width_in_std, round=self.round,
+                                             on_zero=self.on_zero, categorical_features=mask)
+        except ParameterError as exc:
+            raise ParameterError(f"CalibratedWasserstein: {exc}") from None
         metric.label = LabelCost(kappa=self.kappa)
         return Wasserstein(metric, radius=float(radius))
