@@ -157,6 +157,8 @@ CASES = [  # (ordinal features, weights); the features not named stay nominal
     (["x2", "x3"], None),
     ({"x2": [3, 1, 0, 2], "x5": {0: 0.0, 1: 0.5, 2: 2.0, 3: 2.5, 4: 5.0}}, [0.6, 1.3, 2.0, 0.9]),
     (["x2", "x3", "x4", "x5"], [1.0, np.inf, 0.5, 0.7]),
+    # tied scores: moving between levels 0 and 1 (or 2 and 3) of x5 is free
+    ({"x5": {0: 0.0, 1: 0.0, 2: 1.0, 3: 1.0, 4: 2.0}, "x2": [0, 1, 2, 3]}, [0.8, 1.0, 1.0, 0.6]),
 ]
 
 
@@ -347,3 +349,13 @@ def test_simulate_shift_refuses_a_non_mismatch_metric():
     metric = dk.GroundMetric(categorical=dk.OrdinalCost(weights=1.0))
     with pytest.raises(dk.ParameterError, match="mismatch"):
         dk.evaluation.simulate_shift(X, metric, n_sets=2, seed=0)
+
+
+def test_graph_and_dp_with_free_moves_from_tied_scores():
+    """Tied scores make some level changes free (increment 0 off the diagonal): the DP's stay step and the
+    graph's same-budget arcs must both take the best free move."""
+    X, y = _frame(n=20)
+    cost = dk.OrdinalCost(weights=0.5, features={"size": {"S": 0, "M": 0, "L": 1}, "edu": EDU})
+    fits = {m: _fit(X, y, cost, m) for m in ("monolithic", "cutting_plane", "graph")}
+    for m in ("cutting_plane", "graph"):
+        assert fits[m].result_.objective == pytest.approx(fits["monolithic"].result_.objective, rel=1e-6)
