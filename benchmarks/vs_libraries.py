@@ -1,7 +1,10 @@
 """drokit against the libraries a user would pick instead (issue 8, item 3): ``dro`` and ``skwdro``.
 
 Run:  python benchmarks/vs_libraries.py [--quick] [--part a|b|all] [--timeout 300]
-      (the peers: ``pip install -e ".[bench]"``, i.e. ``dro`` and ``skwdro``; prints markdown tables)
+      python benchmarks/vs_libraries.py --part a --peers dro --repeat 3 --isolate-drokit --timeout 900
+      (the peers: ``pip install -e ".[bench]"``, i.e. ``dro`` and ``skwdro``; prints markdown tables.
+      ``--quick``: N = 1,000, d = 10 with dro and the matched skwdro, credit-approval at one radius, under a
+      minute.  The second line: drokit against dro only, median of 3 fits, drokit also in a child process.)
 
 What each library solves (read from the installed sources: dro 0.4.3, skwdro 1.1.1)
 ====================================================================================
@@ -80,8 +83,12 @@ Part b: real mixed data (credit-approval, german-credit), where only drokit pric
     one-hot models are rewritten exactly in drokit's reference-level encoding).  Baseline: unpenalized
     logistic regression (sklearn, C = 1e6) on the same columns.
 
-Threads: OMP/MKL/OpenBLAS and torch are limited to 1 thread (the machine has 2 shared cores; Clarabel is
-single-threaded), for every library.
+Limits: OMP/MKL/OpenBLAS and torch are limited to 1 thread (the machine has 2 shared cores; Clarabel is
+single-threaded), for every library.  Each peer fit runs in a spawned child process (timed inside it, after
+its imports), stopped after ``--timeout`` seconds (part b: a library's whole CV + grid job on one data set
+gets 3x) or when its resident memory passes ``MEMORY_LIMIT_GB`` (8 GB; the child's address space is also
+capped at twice that); a configuration whose time projected linearly from the previous N exceeds twice the
+limit, or that failed at a smaller N, is reported as not run.
 """
 
 from __future__ import annotations
