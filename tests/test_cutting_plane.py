@@ -175,6 +175,8 @@ def test_inaccurate_master_with_nothing_to_add_is_pruned_and_the_loop_certifies(
             return sol
 
     monkeypatch.setattr(problem_module, "get_backend", lambda name: FirstAttemptInaccurate())
+    # ... and answers that drokit's own check cannot verify (drokit.solvers.verification)
+    monkeypatch.setattr("drokit.solvers.verification.is_verified_optimal", lambda program, sol: False)
     X, y, kw = _data("classification", seed=3, N=12)
     prob = _problem(dk.losses.Logistic(), "classification", np.inf, 1, 1)
     res = prob.compile(X, y, method="cutting_plane", **kw).solve(on_inaccurate="warn")

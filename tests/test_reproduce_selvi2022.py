@@ -67,7 +67,7 @@ def test_report_and_table(run, repro):
     out = run.readme.parent
     assert run.wall < 20
     assert not run.runs[0].error, run.runs[0].error
-    for name in ("README.md", "errors.csv", "cv.csv"):
+    for name in ("README.md", "errors.csv", "cv.csv", "run.json"):
         assert (out / name).is_file() and (out / name).stat().st_size > 0
     readme = run.readme.read_text()
     for heading in ("## Table 1: ours next to the published numbers", "## Protocol", "## Runtime",
@@ -87,6 +87,12 @@ def test_report_and_table(run, repro):
     # the four data sets without a drokit copy are listed, not silently dropped
     for name in repro.NOT_SHIPPED:
         assert f"| {name}" in readme and "paper only (not shipped)" in readme
+
+
+def test_render_only_rebuilds_the_report(run, repro):
+    before = run.readme.read_text()
+    again = repro.main(["--render-only", "--out", str(run.readme.parent)])
+    assert again.readme.read_text() == before
 
 
 def test_lr_error_recomputed(run, repro):

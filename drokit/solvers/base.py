@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Dict, Mapping, Optional
+from typing import Any, Collection, Dict, Mapping, Optional
 
 import numpy as np
 
@@ -154,11 +154,22 @@ class SolverBackend:
 
 def solve_with_retries(backend: SolverBackend, program: ConicProgram,
                        options: Optional[Mapping[str, Any]] = None, verbose: bool = False,
-                       retry_inaccurate: bool = True) -> SolverSolution:
+                       retry_inaccurate: bool = True, verify: bool = True,
+                       final: Collection[str] = (OPTIMAL,)) -> SolverSolution:
     """Solve; if the status is not optimal, re-solve with each of ``backend.RETRY_SETTINGS`` (the user's
     ``options`` always take precedence) and return the first optimal solution, else the best attempt
     (an inaccurate optimum before a failure).  ``info["attempts"]`` lists every attempt's raw status.
-    ``retry_inaccurate=False`` accepts an inaccurate optimum at once (only failures are retried)."""
+
+    ``verify`` (default): an inaccurate optimum that passes the solver-independent check of
+    :func:`~drokit.solvers.verification.is_verified_optimal` (relative gap and dual residual <= 1e-6,
+    primal cone violation <= 1e-7) is accepted as ``"optimal"`` at once (``raw_status`` keeps the solver's
+    word, ``info["certificate"]`` the check), instead of re-solving with other settings: degenerate programs
+    (an optimum at beta = 0) end ``AlmostSolved`` under every setting although the answer is exact to 1e-8.
+    ``retry_inaccurate=False`` accepts an unverified inaccurate optimum at once (only failures are retried).
+    ``final``: the statuses that end the loop (the intersection programs add certified infeasible and
+    unbounded answers, which no retry changes)."""
+    from .verification import is_verified_optimal
+
     attempts = []
     best = None
     rank = {OPTIMAL: 0, OPTIMAL_INACCURATE: 1}
@@ -174,9 +185,11 @@ def solve_with_retries(backend: SolverBackend, program: ConicProgram,
             attempts.append((dict(extra), f"{type(exc).__name__}: {exc}"))
             continue
         attempts.append((dict(extra), sol.raw_status))
-        if best is None or rank.get(sol.status, 9) < rank.get(best.status, 9):
+        if verify and sol.status == OPTIMAL_INACCURATE and is_verified_optimal(program, sol):
+            sol.status = OPTIMAL
+        if best is None or rank.get(sol.status, 9) < rank.get(best.status, 9) or sol.status in final:
             best = sol
-        if sol.status == OPTIMAL or (sol.status == OPTIMAL_INACCURATE and not retry_inaccurate):
+        if sol.status in final or (sol.status == OPTIMAL_INACCURATE and not retry_inaccurate):
             break
     best.info["attempts"] = attempts
     return best

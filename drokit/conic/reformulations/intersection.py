@@ -147,11 +147,6 @@ from ..program import ConicProgram
 MAX_Z_ENTRIES = 2_000_000
 #: largest number of transport variables of the finite-support lower-bound LP
 MAX_LP_VARIABLES = 5_000_000
-#: an inaccurate (``AlmostSolved``) answer is accepted as optimal when its verified relative primal-dual gap
-#: and dual residual are within this tolerance and its primal point is feasible (see :func:`_solve_program`)
-ACCEPT_ACCURACY = 1e-6
-#: primal feasibility tolerance (absolute, times ``1 + max|b|``) of that check
-ACCEPT_FEASIBILITY = 1e-7
 
 
 # ----------------------------------------------------------------------------------------- inputs
@@ -458,7 +453,7 @@ class IntersectionResult:
     n_rows : number of ``(i, j, l)`` constraint rows.
     time : wall-clock seconds (assembly + solve).
     solve_time : the back-end's solve time (last attempt).
-    certificate : the verified accuracy of the solution (:func:`certificate`): ``raw_status`` (Clarabel's
+    certificate : the verified accuracy of the solution (:func:`drokit.solvers.verification.certificate`): ``raw_status`` (Clarabel's
         own, "AlmostSolved" when accepted by the check of :func:`_solve_program`), relative ``gap``,
         ``primal_residual``, ``dual_residual``, and the solver ``attempts`` (settings, raw status).
     upper_bound : always True: the value is an upper bound on the worst case, not the exact value.
@@ -482,29 +477,6 @@ class IntersectionResult:
     upper_bound: bool = True
 
 
-def certificate(program: ConicProgram, sol) -> dict:
-    """Verified accuracy of a solution: relative primal-dual gap, largest primal cone violation (scaled by
-    ``1 + max|b|``) and dual residual ``max|A^T y + c|`` (scaled by ``1 + max|c|``)."""
-    x, y = sol.x, sol.y
-    out = {"raw_status": sol.raw_status, "gap": np.inf, "primal_residual": np.inf, "dual_residual": np.inf}
-    if x is None or y is None:
-        return out
-    p, d = sol.primal_objective, sol.dual_objective
-    out["gap"] = float(abs(p - d) / max(1.0, abs(p)))
-    viol = max(program.residual_by_cone(x).values(), default=0.0)
-    out["primal_residual"] = float(viol / (1.0 + np.max(np.abs(program.b), initial=0.0)))
-    out["dual_residual"] = float(np.max(np.abs(program.A.T @ y + program.c), initial=0.0)
-                                 / (1.0 + np.max(np.abs(program.c), initial=0.0)))
-    return out
-
-
-def _acceptable(program: ConicProgram, sol) -> bool:
-    cert = certificate(program, sol)
-    sol.info["certificate"] = cert
-    return (cert["gap"] <= ACCEPT_ACCURACY and cert["dual_residual"] <= ACCEPT_ACCURACY
-            and cert["primal_residual"] <= ACCEPT_FEASIBILITY)
-
-
 def _solve_program(program: ConicProgram, solver: str, options, on_inaccurate: str = "raise"):
     """Solve; a non-optimal answer raises SolverError (``on_inaccurate="warn"``: an inaccurate optimum is
     accepted with a RuntimeWarning).  A certified infeasible or unbounded answer is not retried.
@@ -513,53 +485,33 @@ def _solve_program(program: ConicProgram, solver: str, options, on_inaccurate: s
     non-binding rows, the ``s + c, s_aux - c`` shift, many optimal couplings in the dual), and Clarabel
     often stalls just short of 1e-8: ``AlmostSolved`` with a relative gap of 1e-8 to 2e-7 (about a third of
     the solves at N = N_aux = 30-50, n = 5; also with the model fixed).  Retrying with other settings costs
-    a full solve each and succeeds at random, so an ``AlmostSolved`` answer is instead **verified** here
-    (:func:`certificate`): it is accepted as optimal when its primal point is feasible (cone violation
-    <= :data:`ACCEPT_FEASIBILITY`), and its dual residual and relative gap are <= :data:`ACCEPT_ACCURACY`.
-    The value reported is the primal objective of that feasible point: a valid upper bound (a feasible point
-    of the static program), within the gap of the static optimum.  Otherwise the back-end's retry settings
-    (``RETRY_SETTINGS``, as in :func:`~drokit.solvers.base.solve_with_retries`) are tried in turn, each
-    answer checked the same way; the first optimal (or certified infeasible / unbounded) answer ends the
-    loop.  User ``options`` always take precedence.
+    a full solve each and succeeds at random, so an ``AlmostSolved`` answer is instead **verified**
+    (:func:`drokit.solvers.verification.is_verified_optimal`, inside
+    :func:`~drokit.solvers.base.solve_with_retries`): it is accepted as optimal when its primal point is
+    feasible (cone violation <= 1e-7), and its dual residual and relative gap are <= 1e-6.  The value
+    reported is the primal objective of that feasible point: a valid upper bound (a feasible point of the
+    static program), within the gap of the static optimum.  Otherwise the back-end's retry settings are tried
+    in turn, each answer checked the same way; the first optimal (or certified infeasible / unbounded) answer
+    ends the loop.  User ``options`` always take precedence.
     """
     import warnings
 
     from ...solvers import get_backend
-    from ...solvers.base import INFEASIBLE, OPTIMAL, OPTIMAL_INACCURATE, UNBOUNDED, UNBOUNDED_INACCURATE
+    from ...solvers.base import (INFEASIBLE, OPTIMAL, OPTIMAL_INACCURATE, UNBOUNDED, UNBOUNDED_INACCURATE,
+                                 solve_with_retries)
+    from ...solvers.verification import certificate
 
     if on_inaccurate not in ("raise", "warn"):
         raise ParameterError(f"on_inaccurate must be 'raise' or 'warn', got {on_inaccurate!r}")
     backend = get_backend(solver)
     options = dict(options or {})
-    attempts, best = [], None
-    rank = {OPTIMAL: 0, OPTIMAL_INACCURATE: 1}
     try:
-        for extra in ({},) + tuple(getattr(backend, "RETRY_SETTINGS", ())):
-            if extra and all(k in options for k in extra):
-                continue  # the user fixed these settings: retrying would repeat the same solve
-            try:
-                sol = backend.solve(program, {**extra, **options})
-            except Exception as exc:
-                if not extra:
-                    raise
-                attempts.append((dict(extra), f"{type(exc).__name__}: {exc}"))
-                continue
-            attempts.append((dict(extra), sol.raw_status))
-            if sol.status == OPTIMAL_INACCURATE and _acceptable(program, sol):
-                sol.status = OPTIMAL
-            if best is None or rank.get(sol.status, 9) < rank.get(best.status, 9):
-                best = sol
-            if sol.status in (INFEASIBLE, UNBOUNDED):
-                best = sol
-            if sol.status in (OPTIMAL, INFEASIBLE, UNBOUNDED):
-                break
+        sol = solve_with_retries(backend, program, options, final=(OPTIMAL, INFEASIBLE, UNBOUNDED))
     except (SolverError, ParameterError):
         raise
     except Exception as exc:
         raise SolverError(f"solver {backend.name!r} failed on the intersection program: "
                           f"{type(exc).__name__}: {exc}", solver=backend.name) from exc
-    sol = best
-    sol.info["attempts"] = attempts
     if sol.status == OPTIMAL and "certificate" not in sol.info:
         sol.info["certificate"] = certificate(program, sol)
     if sol.status == OPTIMAL_INACCURATE and on_inaccurate == "warn" and sol.x is not None:
