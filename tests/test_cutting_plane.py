@@ -227,3 +227,27 @@ def test_a_retry_setting_that_solved_a_master_is_kept_for_the_next_ones():
     assert _adopt_successful_retry(sol("optimal_inaccurate", [({}, "AlmostSolved"),
                                                               ({"min_switch_step_length": 1e-3}, "AlmostSolved")]),
                                    user, quiet, 0) == user
+
+
+def test_solve_runs_dense_linear_algebra_on_one_blas_thread(monkeypatch):
+    """Phase 1's small dense products run with one BLAS thread (multi-threaded OpenBLAS spinning on a busy
+    machine slowed phase 1 22-fold); the limit is lifted after the solve."""
+    from threadpoolctl import threadpool_info
+    import drokit.conic.reformulations.cutting_plane as cp_module
+    seen = []
+    original = cp_module.phase_one
+
+    def recording(*args, **kwargs):
+        seen.extend(info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas")
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(cp_module, "phase_one", recording)
+    X, y, kw = _data("classification", seed=1)
+    prob = _problem(dk.losses.Logistic(), "classification", np.inf, 1, 1)
+    before = [info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"]
+    res = prob.compile(X, y, method="cutting_plane", **kw).solve()
+    assert res.status == "optimal"
+    if not before:
+        pytest.skip("no BLAS library loaded that threadpoolctl can see")
+    assert seen and set(seen) == {1}
+    assert [info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"] == before

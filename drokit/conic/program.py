@@ -101,6 +101,20 @@ class ConicProgram:
             start += block.rows
         return out
 
+    def sorted_by_cone(self) -> Tuple["ConicProgram", np.ndarray]:
+        """The same program with its cone blocks grouped by kind in cvxpy's order (zero, nonneg, soc,
+        exp, pow; blocks of one kind keep their order), and the row permutation ``perm``: row ``i`` of the
+        new program is row ``perm[i]`` of this one, so a dual vector ``y_new`` of the new program is
+        ``y[perm] = y_new`` here.  Same variables, objective and feasible set."""
+        rank = {kind: i for i, kind in enumerate(("zero", "nonneg", "soc", "exp", "pow"))}
+        ranges = self.row_ranges()
+        order = sorted(range(len(ranges)), key=lambda i: rank[ranges[i][0].kind])  # stable within a kind
+        perm = np.concatenate([np.arange(ranges[i][1], ranges[i][2]) for i in order]) if ranges \
+            else np.zeros(0, dtype=int)
+        program = ConicProgram(c=self.c, A=sp.csc_matrix(self.A[perm]), b=self.b[perm],
+                               cones=[ranges[i][0] for i in order], variables=dict(self.variables), c0=self.c0)
+        return program, perm
+
     def check(self) -> None:
         """Validate shapes and finiteness; raises ValueError with what is wrong."""
         m, n = self.A.shape

@@ -283,7 +283,21 @@ class CompiledProblem:
         epigraph row whose tangent model is below the loss at its argument gets its own tangent there
         (Kelley's cut, :meth:`~drokit.losses.symbolic.SymbolicLoss.refine_rows`), until the relative gap is
         at most :attr:`TANGENT_GAP`.  The cutting plane adds tangents inside its own rounds instead.
+
+        Dense linear algebra inside a solve (phase 1's Newton systems, of tens of columns) runs with one
+        BLAS thread: multi-threaded OpenBLAS on such small products costs more in synchronization than it
+        gains, and on a busy machine (parallel sweeps, other jobs) its spinning threads slowed phase 1
+        22-fold (lymphography, 240 rows, 17.7 s -> 0.79 s; benchmarks/RESULTS.md).  Clarabel does not use
+        BLAS.
         """
+        from threadpoolctl import threadpool_limits
+
+        with threadpool_limits(limits=1, user_api="blas"):
+            return self._solve_refined(solver, solver_options, on_inaccurate, verbose, method_options)
+
+    def _solve_refined(self, solver, solver_options, on_inaccurate, verbose, method_options) -> FitResult:
+        """:meth:`solve` without the thread limit: one solve, or the tangent refinement of an outer
+        approximation."""
         loss = self.instance.loss
         if not getattr(loss, "outer_approximation", False) or self.method == "cutting_plane":
             return self._solve_once(solver, solver_options, on_inaccurate, verbose, method_options)
