@@ -251,3 +251,34 @@ def test_solve_runs_dense_linear_algebra_on_one_blas_thread(monkeypatch):
         pytest.skip("no BLAS library loaded that threadpoolctl can see")
     assert seen and set(seen) == {1}
     assert [info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"] == before
+
+
+def test_failed_master_restarts_from_the_best_point_and_certifies(monkeypatch):
+    """A master the back-end cannot solve (InsufficientProgress on every retry) after the first one: the
+    loop restarts from the nominal rows and the maximizers at its best point instead of stopping, and
+    certifies the monolithic optimum."""
+    from drokit.models import problem as problem_module
+    from drokit.solvers.base import SOLVER_ERROR
+    from drokit.solvers.clarabel import ClarabelBackend
+
+    calls = {"n": 0, "failed": 0}
+    original = problem_module.get_backend
+
+    class FailOnce(ClarabelBackend):
+        def solve(self, program, options=None, verbose=False):
+            sol = super().solve(program, options, verbose)
+            calls["n"] += 1
+            if calls["n"] >= 2 and calls["failed"] < 1 + len(ClarabelBackend.RETRY_SETTINGS):
+                calls["failed"] += 1     # the second master and all its retries fail
+                sol.status, sol.raw_status, sol.x, sol.y = SOLVER_ERROR, "InsufficientProgress", None, None
+            return sol
+
+    monkeypatch.setattr(problem_module, "get_backend", lambda name: FailOnce())
+    X, y, kw = _data("classification", seed=5)
+    prob = _problem(dk.losses.Logistic(), "classification", 1.0, 1, 1)
+    res = prob.compile(X, y, method="cutting_plane", **kw).solve(method_options={"phase_one": False})
+    assert calls["failed"] == 1 + len(ClarabelBackend.RETRY_SETTINGS)
+    assert res.status == "optimal" and res.relative_gap <= 1e-6
+    monkeypatch.setattr(problem_module, "get_backend", original)
+    reference = prob.compile(X, y, method="monolithic", **kw).solve()
+    assert res.objective == pytest.approx(reference.objective, rel=1e-6)

@@ -236,8 +236,16 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
                     f"{sol.status} ({sol.raw_status}); the data may be separable on features the metric "
                     f"does not protect", status=sol.status, raw_status=sol.raw_status,
                     solver=sol.solver, solution=sol)
-            log(f"{r:>5} master failed with {sol.raw_status}; stopping")
-            break
+            if pruned or best is None:
+                log(f"{r:>5} master failed with {sol.raw_status}; stopping")
+                break
+            # a failed master (Clarabel InsufficientProgress on a large, ill-conditioned working set: the
+            # phase-1 bundle of calibrated audiology, kappa = m) gets the restart of an inaccurate one
+            pruned = True
+            work = _restart_rows(inst, oracle, best)
+            seen = set(row_keys(work))
+            log(f"{r:>5} master failed with {sol.raw_status}: slack cuts deleted, {work.size} rows kept")
+            continue
         intercept, coef, lam, s = _read(program, sol.x)
         theta = _params(intercept, coef, inst)
         box_active = bound is not None and float(np.max(np.abs(theta), initial=0.0)) >= bound * (1 - ACTIVE_RTOL)
@@ -322,9 +330,7 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
             # nothing to add but the master is inaccurate (degenerate optima with many ties): restart
             # from the smallest working set, the nominal rows and each sample's maximizer at the best point
             pruned = True
-            at_best = oracle.separate(best[0], best[1], best[2], np.zeros(inst.n_samples)).rows
-            work = _sample_major(unique_rows(concat_rows([enumerate_configurations(inst, nominal_only=True),
-                                                      at_best])))
+            work = _restart_rows(inst, oracle, best)
             seen = set(row_keys(work))
             log(f"{r:>5} master {sol.raw_status}: slack cuts deleted, {work.size} rows kept")
             continue
@@ -361,6 +367,13 @@ ACTIVE_RTOL = 1e-3
 #: a trust-region master's lower bound is certified when its solution is within this fraction of the
 #: radius from the center; nearer the boundary it only triggers a verification without the region
 DEEP_INSIDE = 0.5
+
+
+def _restart_rows(inst: DROInstance, oracle, best) -> ConfigurationRows:
+    """The smallest working set to restart from: the nominal rows and each sample's maximizing row at the
+    best point found so far (``best = (intercept, coef, lambda, s)``)."""
+    at_best = oracle.separate(best[0], best[1], best[2], np.zeros(inst.n_samples)).rows
+    return _sample_major(unique_rows(concat_rows([enumerate_configurations(inst, nominal_only=True), at_best])))
 
 
 def _adopt_successful_retry(sol, solver_options: Mapping[str, Any], log, r: int) -> Mapping[str, Any]:
