@@ -55,7 +55,12 @@ Protocol (every step is a function below)
    minutes without certificate), budget cuts without phase 1 certify in 26 s (drokit's defaults: 72 s,
    ending ``optimal_inaccurate`` after a master's ``InsufficientProgress``); on kr-vs-kp (m = 36) and the
    smaller sets configuration cuts were 1.5-6x faster than budget cuts.  ``gap_tol`` 1e-4 (relative)
-   instead of 1e-6: the error rates do not need more.
+   instead of 1e-6: the error rates do not need more.  These timings were taken while multi-threaded
+   OpenBLAS spun in phase 1's small dense products; since drokit runs a solve on one BLAS thread (commit
+   c93503b) its defaults are faster than these options on spect and lymphography (0.2-2.8 s against
+   0.7-28.6 s per fit, benchmarks/RESULTS.md "Solver layer, session 8") and on the belbasi2023 data at
+   radii >= 1e-3, but one audiology fit (kappa = m, radius 1e-2, split 0) ends uncertified with them and
+   certifies with these options.  The published report was run with these options.
 
    Lasso term: drokit's ``l1_penalty`` is ``gamma ||beta||_1`` on the 0/1 dummy coefficients with the
    intercept not penalized.  The authors' code penalizes ``||(beta, beta_0)||_1`` on **+-1 coded** columns
@@ -113,27 +118,29 @@ of every candidate per split).  Progress goes to stderr.
 from __future__ import annotations
 
 import argparse
-import json
-import platform
 import re
-import shlex
 import sys
 import time
-import warnings
-from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from importlib import metadata
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import ClassVar, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 import pandas as pd
-from scipy import stats
-from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.model_selection import KFold
 
 import drokit as dk
+
+if str(Path(__file__).resolve().parent) not in sys.path:      # examples/: reproduction_common
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+from reproduction_common import (ALPHA, CONFIGURATION_CUTS_MAX_FEATURES, CP_OPTIONS,  # noqa: E402
+                                 TIE_TOL,  # noqa: F401 -- the prediction rule's tolerance, used by the tests
+                                 DesignedClassifier, Progress, RunOptions, RunResult, SplitPlan,
+                                 add_protocol_arguments, add_run_arguments, check_run_options, cp_options, cv_sweep,
+                                 draw_splits, dummies, execute, finish_report, fmt_pct, listed, md_table,
+                                 most_frequent, one_sided_p, open_report, pickle_by_value, protocol_options, render,
+                                 run_facts, section, standard_errors, test_fits)
+from reproduction_common import preset_row as common_preset_row  # noqa: E402
+from reproduction_common import select as select_by_cv  # noqa: E402
 
 # ============================================================================ constants
 #: the data sets of Table 1 that ship with drokit (drokit name), in the paper's row order
@@ -163,20 +170,10 @@ PAPER_GAMMAS = (0.0, 5e-6, 5e-5, 5e-4, 5e-3, 5e-2, 0.5)
 PAPER_RDRO_RADII = (0.0, 1e-5, 1e-3, 1e-1, 1.0)
 PAPER_RDRO_GAMMAS = (0.0, 5e-6, 5e-4, 5e-2, 0.5)
 GAMMA_SCALE = 0.5                 # l1_penalty = gamma / 2: the +-1 coding of the authors' code
-#: cutting-plane options of the DRO / r-DRO fits (``method_options``, see :func:`cp_options`): without
-#: phase 1 they were 4-60x faster than drokit's defaults on these data (module docstring, 4.)
-CP_OPTIONS = {"phase_one": False, "gap_tol": 1e-4}
-CONFIGURATION_CUTS_MAX_FEATURES = 40   # configuration cuts up to this m, drokit's budget cuts above
-TIE_TOL = 1e-7                    # |decision| below this predicts the majority class (module docstring, 7.)
-ALPHA = 0.05
+# the cutting-plane options of the DRO / r-DRO fits (reproduction_common.cp_options: module docstring, 4.),
+# the prediction rule's TIE_TOL (module docstring, 7.) and ALPHA come from reproduction_common
 SEED = 2022
 DEFAULT_OUT = Path(__file__).resolve().parents[1] / "docs" / "results" / "selvi2022"
-
-
-def cp_options(m: int) -> Dict[str, object]:
-    """The cutting-plane ``method_options`` of the DRO / r-DRO fits for data with m categorical features."""
-    extra = {"cut_family": "configuration"} if m <= CONFIGURATION_CUTS_MAX_FEATURES else {}
-    return {**CP_OPTIONS, **extra}
 
 PRESETS = {
     "default": {"splits": 5, "folds": 3, "max_rows": 300, "radii": (0.0, 1e-4, 1e-2),
@@ -241,32 +238,14 @@ def paper_name(name: str) -> str:
     return PAPER_NAME.get(name, name)
 
 
-def _pickle_by_value() -> None:
-    """Imported as a module (as the tests do), this file is usually not importable in joblib's or dask's
-    worker processes; have its classes sent by value, as those of a script's ``__main__`` are."""
-    module = sys.modules.get(__name__)
-    if __name__ == "__main__" or module is None:
-        return
-    for name in ("joblib.externals.cloudpickle", "cloudpickle"):
-        try:
-            __import__(name, fromlist=["register_pickle_by_value"]).register_pickle_by_value(module)
-        except (ImportError, AttributeError, ValueError):
-            pass
-
-
-_pickle_by_value()
+pickle_by_value(__name__, "reproduction_common")
 
 
 # ============================================================================ configuration
-@dataclass
-class Config:
-    """What to run (see :func:`parse_args`)."""
+@dataclass(kw_only=True)
+class Config(RunOptions):
+    """What to run (see :func:`parse_args`): the shared options plus the grids of Table 1's models."""
 
-    datasets: Tuple[str, ...]
-    out: Path
-    splits: int
-    folds: int
-    max_rows: int
     radii: Tuple[float, ...]
     rdro_radii: Tuple[float, ...]
     rdro_gammas: Tuple[float, ...]
@@ -274,43 +253,23 @@ class Config:
     mt_radii: Tuple[float, ...] = PAPER_RADII
     gamma_scale: float = GAMMA_SCALE
     fast_cp: bool = True                     # cp_options(m) for the DRO fits; False: drokit's defaults
-    n_jobs: int = 2
-    backend: str = "loky"
-    scheduler: Optional[str] = None          # dask scheduler address (backend "dask")
     seed: int = SEED
-    preset: str = "default"
-    quiet: bool = False
-    verbose: bool = False
-    command: str = ""
-    render_only: bool = False
-    generated: str = ""                      # UTC time of the run (set by main; kept by --render-only)
-    load_average: str = ""                   # the machine's 1/5/15-minute load when the run ended
-
-    def grid(self, model: str) -> Dict[str, List[float]]:
-        """The CV grid of ``model`` (``{}`` for LR: nothing to choose)."""
-        if model == "LR":
-            return {}
-        if model == "r-LR":
-            return {"gamma": list(self.gammas)}
-        if model.startswith("r-DRO"):
-            return {"eps": list(self.rdro_radii), "gamma": list(self.rdro_gammas)}
-        if model.startswith("MT"):
-            return {"eps": list(self.mt_radii)}
-        return {"eps": list(self.radii)}
+    GRIDS: ClassVar[Dict[str, Dict[str, str]]] = {
+        "LR": {}, "r-LR": {"gamma": "gammas"}, "DRO k=1": {"eps": "radii"}, "DRO k=m": {"eps": "radii"},
+        "r-DRO k=1": {"eps": "rdro_radii", "gamma": "rdro_gammas"},
+        "r-DRO k=m": {"eps": "rdro_radii", "gamma": "rdro_gammas"},
+        "MT k=1": {"eps": "mt_radii"}, "MT k=m": {"eps": "mt_radii"}}
 
 
 def parse_args(argv: Optional[Sequence[str]] = None) -> Config:
     """The command line as a :class:`Config`; options not given take the preset's value."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    ap.add_argument("--full", action="store_true",
-                    help="the paper's protocol: 100 splits, 5 folds, all rows, the authors' full grids (days on "
-                         "2 cores); explicit options still override")
-    ap.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=DATASETS, metavar="NAME",
-                    help=f"default: all {len(DATASETS)} shipped data sets of Table 1 ({', '.join(DATASETS)})")
-    ap.add_argument("--splits", type=int, default=None, help="random 80/20 train/test splits")
-    ap.add_argument("--folds", type=int, default=None, help="CV folds on the training rows")
-    ap.add_argument("--max-rows", type=int, default=None,
-                    help="draw at most this many rows per split before splitting (0 = all rows)")
+    add_protocol_arguments(
+        ap, datasets=DATASETS,
+        full_help="the paper's protocol: 100 splits, 5 folds, all rows, the authors' full grids (days on 2 cores); "
+                  "explicit options still override",
+        datasets_help=f"default: all {len(DATASETS)} shipped data sets of Table 1 ({', '.join(DATASETS)})",
+        max_rows_help="draw at most this many rows per split before splitting (0 = all rows)")
     ap.add_argument("--radii", nargs="+", type=float, default=None, help="radius grid of DRO (both kappas)")
     ap.add_argument("--rdro-radii", nargs="+", type=float, default=None, help="radius grid of r-DRO")
     ap.add_argument("--rdro-gammas", nargs="+", type=float, default=None, help="gamma grid of r-DRO")
@@ -319,56 +278,19 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> Config:
     ap.add_argument("--gamma-scale", type=float, default=GAMMA_SCALE,
                     help="drokit l1_penalty = gamma_scale * gamma (0.5: the authors' +-1 coding)")
     ap.add_argument("--drokit-cp-defaults", action="store_true",
-                    help="fit DRO / r-DRO with drokit's default cutting-plane options instead of "
-                         "the options of cp_options(m) (same optimum, much slower here)")
-    ap.add_argument("--n-jobs", type=int, default=2, help="parallel fits (joblib n_jobs)")
-    ap.add_argument("--backend", default="loky", help="joblib backend of the sweeps: loky, dask, threading, ...")
-    ap.add_argument("--scheduler", default=None,
-                    help="with --backend dask: a scheduler address (tcp://host:8786); default: one LocalCluster "
-                         "of --n-jobs single-threaded workers for the whole run")
-    ap.add_argument("--seed", type=int, default=SEED, help="seed of the subsamples, splits and folds")
-    ap.add_argument("--out", type=Path, default=DEFAULT_OUT,
-                    help="report folder (default: docs/results/selvi2022 of this checkout)")
-    ap.add_argument("--render-only", action="store_true",
-                    help="rewrite <out>/README.md from the errors.csv, cv.csv and run.json of an earlier run "
-                         "(no fits; the other options are taken from run.json)")
-    ap.add_argument("--verbose", action="store_true", help="also the sweeps' per-fit progress lines")
-    ap.add_argument("--quiet", action="store_true", help="no progress output")
+                    help="fit DRO / r-DRO with drokit's default cutting-plane options instead of the options of "
+                         "cp_options(m) (same optimum, much slower here)")
+    add_run_arguments(ap, seed=SEED, default_out=DEFAULT_OUT,
+                      out_help="report folder (default: docs/results/selvi2022 of this checkout)")
     args = ap.parse_args(argv)
-    preset_name = "full" if args.full else "default"
-    preset = PRESETS[preset_name]
-
-    def pick(value, key):
-        return preset[key] if value is None else value
-
-    given = list(sys.argv[1:] if argv is None else argv)
-    command = " ".join(["python examples/reproduce_selvi2022.py"] + ([shlex.join(given)] if given else []))
-    cfg = Config(datasets=tuple(dict.fromkeys(args.datasets)), out=args.out, splits=int(pick(args.splits, "splits")),
-                 folds=int(pick(args.folds, "folds")), max_rows=int(pick(args.max_rows, "max_rows")),
-                 radii=tuple(pick(args.radii, "radii")), rdro_radii=tuple(pick(args.rdro_radii, "rdro_radii")),
+    options, pick = protocol_options(args, PRESETS, "reproduce_selvi2022.py", argv)
+    cfg = Config(**options, radii=tuple(pick(args.radii, "radii")),
+                 rdro_radii=tuple(pick(args.rdro_radii, "rdro_radii")),
                  rdro_gammas=tuple(pick(args.rdro_gammas, "rdro_gammas")), gammas=tuple(args.gammas),
                  mt_radii=tuple(args.mt_radii), gamma_scale=float(args.gamma_scale),
-                 fast_cp=not args.drokit_cp_defaults, n_jobs=args.n_jobs,
-                 backend=args.backend, scheduler=args.scheduler, seed=args.seed, preset=preset_name, quiet=args.quiet,
-                 verbose=args.verbose, command=command, render_only=args.render_only)
-    if cfg.splits < 1 or cfg.folds < 2:
-        ap.error("need --splits >= 1 and --folds >= 2")
-    if cfg.scheduler and cfg.backend != "dask":
-        ap.error("--scheduler needs --backend dask")
+                 fast_cp=not args.drokit_cp_defaults)
+    check_run_options(ap, cfg)
     return cfg
-
-
-class Progress:
-    """Progress lines on stderr, prefixed with the elapsed time; silent with ``--quiet``."""
-
-    def __init__(self, quiet: bool):
-        self.quiet = quiet
-        self.start = time.perf_counter()
-
-    def __call__(self, message: str) -> None:
-        if not self.quiet:
-            elapsed = time.perf_counter() - self.start
-            print(f"[reproduce_selvi2022 {elapsed:7.1f} s] {message}", file=sys.stderr, flush=True)
 
 
 # ============================================================================ 1. data
@@ -399,30 +321,11 @@ def dataset_sizes(X: pd.DataFrame) -> Tuple[int, int, int]:
 
 
 # ============================================================================ 2. splits
-@dataclass
-class SplitPlan:
-    """Row indices (into the full data set) of one train/test split and its CV folds."""
-
-    train: np.ndarray
-    test: np.ndarray
-    folds: List[Tuple[np.ndarray, np.ndarray]]
-
-
 def make_splits(n_rows: int, cfg: Config) -> List[SplitPlan]:
     """``cfg.splits`` unstratified 80/20 splits (floor(0.2 n) test rows) of an optional per-split subsample
-    of ``cfg.max_rows`` rows, each with ``cfg.folds`` unstratified shuffled CV folds of its training rows."""
-    plans = []
-    for s in range(cfg.splits):
-        rng = np.random.default_rng([cfg.seed, s])
-        rows = rng.permutation(n_rows)
-        if 0 < cfg.max_rows < n_rows:
-            rows = rows[:cfg.max_rows]
-        n_test = int(np.floor(0.2 * len(rows)))
-        test, train = np.sort(rows[:n_test]), np.sort(rows[n_test:])
-        kfold = KFold(n_splits=cfg.folds, shuffle=True, random_state=int(rng.integers(2**31 - 1)))
-        folds = [(train[a], train[b]) for a, b in kfold.split(train)]
-        plans.append(SplitPlan(train, test, folds))
-    return plans
+    of ``cfg.max_rows`` rows, each with ``cfg.folds`` unstratified shuffled CV folds of its training rows
+    (:func:`reproduction_common.draw_splits`)."""
+    return draw_splits(n_rows, splits=cfg.splits, folds=cfg.folds, max_rows=cfg.max_rows, seed=cfg.seed)
 
 
 # ============================================================================ 3.-4. metric and models
@@ -436,18 +339,12 @@ def mt_metric(m: int, kappa: float) -> dk.GroundMetric:
     return dk.GroundMetric(numerical=dk.NormCost(p=1), label=dk.LabelCost(kappa=kappa)).scaled(1.0 / (m + kappa))
 
 
-def dummies(X: pd.DataFrame) -> np.ndarray:
-    """The 0/1 dummy matrix (one column per non-reference level; reference = first level, as drokit)."""
-    blocks = [(X[c].cat.codes.to_numpy()[:, None] == np.arange(1, len(X[c].cat.categories))[None, :])
-              for c in X.columns]
-    return np.hstack(blocks).astype(float)
-
-
-class Selvi2022Model(ClassifierMixin, BaseEstimator):
+class Selvi2022Model(DesignedClassifier):
     """One model of Table 1 (module docstring, 4.): ``model`` names it, ``eps`` is the radius (normalized
     metric) and ``gamma`` the paper's lasso weight (drokit ``l1_penalty = gamma_scale * gamma``).
 
     ``X`` must be the all-categorical DataFrame of :func:`load_selvi2022`; m is its number of columns.
+    Predictions: class 1 (the majority class) when the decision value is >= -TIE_TOL (module docstring, 7.).
     """
 
     def __init__(self, model: str = "LR", eps: float = 0.0, gamma: float = 0.0, gamma_scale: float = GAMMA_SCALE,
@@ -474,26 +371,11 @@ class Selvi2022Model(ClassifierMixin, BaseEstimator):
         return dk.DROClassifier(loss="logistic", ambiguity=dk.Wasserstein(metric, radius=eps), l1_penalty=gamma,
                                 on_inaccurate="warn", **extra)
 
+    def _prepare(self, X: pd.DataFrame) -> dk.DROClassifier:
+        return self.build(X.shape[1])
+
     def _design(self, X):
         return dummies(X) if MODEL_SPEC[self.model][0] == "mt" else X
-
-    def fit(self, X: pd.DataFrame, y) -> "Selvi2022Model":
-        self.estimator_ = self.build(X.shape[1]).fit(self._design(X), np.asarray(y))
-        self.result_ = self.estimator_.result_
-        self.classes_ = self.estimator_.classes_
-        return self
-
-    def decision_function(self, X: pd.DataFrame) -> np.ndarray:
-        return self.estimator_.decision_function(self._design(X))
-
-    def predict(self, X: pd.DataFrame) -> np.ndarray:
-        """Class 1 (the majority class) when the decision value is >= -TIE_TOL (module docstring, 7.)."""
-        return self.classes_[(self.decision_function(X) >= -TIE_TOL).astype(int)]
-
-
-def error_scorer(estimator, X, y) -> float:
-    """Minus the classification error (the sweeps maximize scores)."""
-    return -float(np.mean(estimator.predict(X) != np.asarray(y)))
 
 
 # ============================================================================ 5.-6. CV and selection
@@ -512,17 +394,7 @@ def select(cv_table: pd.DataFrame) -> pd.DataFrame:
 
     ``cv_table``: one row per (split, model, eps, gamma) with ``cv_error`` (NaN = a failed fold fit).
     """
-    rows = []
-    for (split, model), part in cv_table.groupby(["split", "model"], sort=False):
-        ok = part[part["cv_error"].notna()]
-        if ok.empty:
-            continue
-        best = ok["cv_error"].min()
-        tied = ok[np.isclose(ok["cv_error"], best, rtol=0.0, atol=1e-12)]
-        chosen = tied.sort_values(["gamma", "eps"], ascending=False, kind="stable").iloc[0]
-        rows.append({"split": split, "model": model, "eps": chosen["eps"], "gamma": chosen["gamma"],
-                     "cv_error": best, "n_tied": len(tied)})
-    return pd.DataFrame(rows)
+    return select_by_cv(cv_table, group=("split", "model"), tie_order=("gamma", "eps"))
 
 
 @dataclass
@@ -548,24 +420,12 @@ class DatasetRun:
         return wide[[m for m in MODELS if m in wide.columns]].dropna()
 
 
-#: the dask client of a run with ``--backend dask`` (one cluster for every sweep; see :func:`main`)
-_DASK_CLIENT = None
+#: the parameters of a sweep candidate (eps / gamma 0 where the model has none)
+PARAMS = {"model": "LR", "eps": 0.0, "gamma": 0.0}
 
 
-def _sweep(X, y, grid, cv, cfg: Config):
-    scheduler = (cfg.scheduler or _DASK_CLIENT) if cfg.backend == "dask" else None
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        sweep = dk.cross_validate_grid(Selvi2022Model(gamma_scale=cfg.gamma_scale, fast_cp=cfg.fast_cp),
-                                       X, y, grid, cv=cv,
-                                       scoring=error_scorer, n_jobs=cfg.n_jobs, backend=cfg.backend,
-                                       scheduler=scheduler, progress=cfg.verbose, refit=False)
-    return sweep, caught
-
-
-def _warning_notes(caught) -> List[str]:
-    counts = Counter(f"{w.category.__name__}: {str(w.message).splitlines()[0][:200]}" for w in caught)
-    return [f"{text} (x{k})" if k > 1 else text for text, k in counts.items()]
+def _estimator(cfg: Config) -> Selvi2022Model:
+    return Selvi2022Model(gamma_scale=cfg.gamma_scale, fast_cp=cfg.fast_cp)
 
 
 def run_dataset(name: str, cfg: Config, log: Progress) -> DatasetRun:
@@ -580,20 +440,9 @@ def run_dataset(name: str, cfg: Config, log: Progress) -> DatasetRun:
         log(f"{name}: N={out.sizes[0]}, k={out.sizes[1]}, m={out.sizes[2]}; {cfg.splits} split(s) of "
             f"{out.n_rows_used} rows, {cfg.folds} folds")
         # --- stage 1: every candidate on every fold of every split, one sweep
-        grid = candidates(cfg)
-        folds = [fold for plan in plans for fold in plan.folds]
-        sweep, caught = _sweep(X, y, grid, folds, cfg)
+        out.cv, sweep, notes = cv_sweep(_estimator(cfg), X, y, plans, candidates(cfg), cfg, PARAMS)
         out.cv_seconds, out.n_cv_fits = sweep.elapsed, len(sweep.fits)
-        out.notes += _warning_notes(caught)
-        fits = sweep.fits.merge(_candidate_frame(sweep), left_on="candidate", right_index=True)
-        fits["split"] = fits.pop("split") // cfg.folds           # sweep split k -> our split k // folds
-        fits["fold_error"] = -fits["test_score"]                  # NaN for a failed fit
-        out.cv = (fits.groupby(["split", "model", "eps", "gamma"], sort=False)
-                  .agg(cv_error=("fold_error", lambda e: e.mean() if e.notna().all() else np.nan),
-                       fit_seconds=("fit_time", "sum"),
-                       uncertified=("status", lambda s: int(((s != "") & (s != "optimal")).sum())),
-                       failed=("fold_error", lambda e: int(e.isna().sum())))
-                  .reset_index())
+        out.notes += notes
         chosen = select(out.cv)
         log(f"{name}: CV sweep of {len(sweep.fits)} fits in {sweep.elapsed:.1f} s")
         # --- stage 2: the chosen models refit on each split's training rows and scored on its test rows
@@ -607,52 +456,22 @@ def run_dataset(name: str, cfg: Config, log: Progress) -> DatasetRun:
     return out
 
 
-def _candidate_frame(sweep) -> pd.DataFrame:
-    """``model, eps, gamma`` of every candidate of a sweep (eps / gamma 0 where the model has none)."""
-    frame = pd.DataFrame([{"model": p["model"], "eps": float(p.get("eps", 0.0)), "gamma": float(p.get("gamma", 0.0))}
-                          for p in sweep.results["params"]])
-    return frame
-
-
 def _test_errors(X, y, plans: List[SplitPlan], chosen: pd.DataFrame, cfg: Config, out: DatasetRun) -> pd.DataFrame:
-    """Stage 2: per split, one sweep whose candidates are LR and the models' CV choices and whose ``cv`` is
-    the split's single (train, test) pair: each choice refit on the training rows, scored on the test rows.
-    (One sweep over all splits would fit every split's choices on every split.)"""
-    rows = []
-    start = time.perf_counter()
-    for s, plan in enumerate(plans):
-        picks = chosen[chosen["split"] == s]
-        grid = [{"model": [r.model], "eps": [r.eps], "gamma": [r.gamma]} for r in picks.itertuples()]
-        grid.append({"model": ["LR"]})
-        sweep, caught = _sweep(X, y, grid, [(plan.train, plan.test)], cfg)
-        out.notes += _warning_notes(caught)
-        params = _candidate_frame(sweep)
-        for fit in sweep.fits.itertuples():
-            p = params.iloc[fit.candidate]
-            info = picks[picks["model"] == p["model"]]
-            rows.append({"dataset": out.name, "split": s, "model": p["model"], "error": -fit.test_score,
-                         "eps": p["eps"], "gamma": p["gamma"],
-                         "cv_error": float(info["cv_error"].iloc[0]) if len(info) else np.nan,
-                         "n_tied": int(info["n_tied"].iloc[0]) if len(info) else 1,
-                         "fit_seconds": fit.fit_time, "status": fit.status or "", "fit_error": fit.error,
-                         "n_train": len(plan.train), "n_test": len(plan.test)})
-    out.test_seconds = time.perf_counter() - start
-    out.notes[:] = list(dict.fromkeys(out.notes))
-    return pd.DataFrame(rows)
+    """Stage 2 (:func:`reproduction_common.test_fits`): per split, LR and the models' CV choices refit on
+    the training rows and scored on the test rows; with each choice's CV error and tie count."""
+    picks = [[{"model": r.model, "eps": r.eps, "gamma": r.gamma} for r in chosen[chosen["split"] == s].itertuples()]
+             + [{"model": "LR"}] for s in range(len(plans))]
+    fits, out.test_seconds, notes = test_fits(_estimator(cfg), X, y, plans, picks, cfg, PARAMS)
+    out.notes[:] = list(dict.fromkeys(out.notes + notes))
+    info = chosen[["split", "model", "cv_error", "n_tied"]] if len(chosen) else \
+        pd.DataFrame(columns=["split", "model", "cv_error", "n_tied"])
+    rows = fits.merge(info, on=["split", "model"], how="left").assign(dataset=out.name)
+    rows["n_tied"] = rows["n_tied"].fillna(1).astype(int)
+    return rows[["dataset", "split", "model", "error", "eps", "gamma", "cv_error", "n_tied", "fit_seconds",
+                 "status", "fit_error", "n_train", "n_test"]]
 
 
 # ============================================================================ 8. significance
-def one_sided_p(a: np.ndarray, b: np.ndarray) -> float:
-    """p-value of the one-sided paired t-test "mean(a - b) < 0" (a better than b); 1.0 when undefined
-    (fewer than 2 pairs, or all differences zero); 0.0 / 1.0 for constant nonzero differences (to 1e-12)."""
-    d = np.asarray(a, float) - np.asarray(b, float)
-    if d.size < 2 or np.all(np.abs(d) <= 1e-12):
-        return 1.0
-    if np.ptp(d) <= 1e-12:                       # constant difference (up to rounding): t = +-infinity
-        return 0.0 if d.mean() < 0 else 1.0
-    return float(stats.ttest_rel(a, b, alternative="less").pvalue)
-
-
 def significance_marks(errors: pd.DataFrame, proposed: Sequence[str] = PROPOSED, baseline: str = BASELINE,
                        alpha: float = ALPHA) -> Dict[str, str]:
     """The paper's marks (Appendix D) for a (split x model) error matrix: ``{model: mark}`` for the
@@ -687,22 +506,6 @@ def second_best(errors: pd.DataFrame, winner: str, proposed: Sequence[str] = PRO
 
 
 # ============================================================================ the report
-def md_table(headers: Sequence[str], rows: Sequence[Sequence[object]], align: Optional[str] = None) -> str:
-    """A GitHub markdown table; ``align`` is one character per column, ``l`` or ``r`` (default: first
-    column left, the others right)."""
-    align = align or "l" + "r" * (len(headers) - 1)
-    sep = ["---" if a == "l" else "---:" for a in align]
-
-    def line(cells):
-        return "| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |"
-
-    return "\n".join([line(headers), "|" + "|".join(sep) + "|"] + [line(r) for r in rows])
-
-
-def fmt_pct(value: float, digits: int = 2) -> str:
-    return "–" if value is None or not np.isfinite(value) else f"{100 * value:.{digits}f}%"
-
-
 def main_table(runs: Sequence[DatasetRun]) -> str:
     """Our mean test errors (with marks; bold = lowest) next to the published row of every data set."""
     headers = ["data set", "source", "N", "k", "m"] + [LABEL[m] for m in MODELS] + [LABEL["PI"]]
@@ -750,7 +553,7 @@ def spread_table(runs: Sequence[DatasetRun]) -> str:
     rows = []
     for run in _ok(runs):
         matrix = run.matrix()
-        se = matrix.std(ddof=1) / np.sqrt(len(matrix)) if len(matrix) > 1 else matrix.std() * np.nan
+        se = standard_errors(matrix)
         rows.append([paper_name(run.name)] + [fmt_pct(se.get(m, np.nan)) for m in MODELS])
     return md_table(headers, rows)
 
@@ -831,9 +634,7 @@ def choice_table(runs: Sequence[DatasetRun]) -> str:
                 bits = ([f"ε={r.eps:g}"] if uses_eps else []) + ([f"γ={r.gamma:g}"] if uses_gamma else [])
                 return ", ".join(bits)
 
-            counts = Counter(key(r) for r in part.itertuples())
-            cells.append("; ".join(f"{k} ×{v}" for k, v in counts.most_common(3))
-                         + ("; …" if len(counts) > 3 else ""))
+            cells.append(most_frequent([key(r) for r in part.itertuples()]))
         rows.append([paper_name(run.name)] + cells)
     return md_table(headers, rows, "l" * len(headers))
 
@@ -877,62 +678,28 @@ def status_lines(runs: Sequence[DatasetRun]) -> List[str]:
     return out
 
 
-def versions() -> str:
-    names = ["drokit", "numpy", "scipy", "pandas", "scikit-learn", "clarabel", "joblib"]
-    out = []
-    for name in names:
-        try:
-            out.append(f"{name} {metadata.version(name)}")
-        except metadata.PackageNotFoundError:
-            out.append(f"{name} (not installed)")
-    return f"Python {platform.python_version()}, " + ", ".join(out)
-
-
-def _cpu_count() -> int:
-    import os
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-
-
-def _load_average() -> str:
-    import os
-    try:
-        return " / ".join(f"{v:.2f}" for v in os.getloadavg())
-    except OSError:
-        return "n/a"
-
-
-def _listed(values) -> str:
-    return ", ".join(f"{v:g}" for v in values)
-
-
 def header(cfg: Config, seconds: float) -> str:
     def preset_row(label, key, fmt=str):
-        return [label, fmt(getattr(cfg, key)), fmt(PRESETS["default"][key]), fmt(PRESETS["full"][key])]
+        return common_preset_row(cfg, PRESETS, label, key, fmt)
 
     rows = [preset_row("splits", "splits"), preset_row("CV folds", "folds"),
             ["rows per split", "all" if cfg.max_rows <= 0 else f"≤ {cfg.max_rows}", f"≤ {PRESETS['default']['max_rows']}",
              "all"],
-            preset_row("DRO radii (both κ)", "radii", _listed),
-            preset_row("r-DRO radii", "rdro_radii", _listed), preset_row("r-DRO γ", "rdro_gammas", _listed),
-            ["r-LR γ", _listed(cfg.gammas), _listed(PAPER_GAMMAS), _listed(PAPER_GAMMAS)],
-            ["MT radii (both κ)", _listed(cfg.mt_radii), _listed(PAPER_RADII), _listed(PAPER_RADII)],
+            preset_row("DRO radii (both κ)", "radii", listed),
+            preset_row("r-DRO radii", "rdro_radii", listed), preset_row("r-DRO γ", "rdro_gammas", listed),
+            ["r-LR γ", listed(cfg.gammas), listed(PAPER_GAMMAS), listed(PAPER_GAMMAS)],
+            ["MT radii (both κ)", listed(cfg.mt_radii), listed(PAPER_RADII), listed(PAPER_RADII)],
             ["l1_penalty / γ", f"{cfg.gamma_scale:g}", f"{GAMMA_SCALE:g}", f"{GAMMA_SCALE:g}"]]
     sizes = md_table(["setting", "this run", "default", "paper (`--full`)"], rows, "llll")
     cp_text = (f"`method=\"cutting_plane\"`, `method_options={CP_OPTIONS}` plus `cut_family=\"configuration\"` "
                f"when m ≤ {CONFIGURATION_CUTS_MAX_FEATURES} (measured 1.5-60x faster than drokit's defaults on "
-               f"these data, same certified optimum up to the gap tolerance; see the script's docstring)."
+               f"these data, same certified optimum up to the gap tolerance, before drokit ran phase 1 on one "
+               f"BLAS thread; since then the defaults are faster on most fits but leave some audiology fits "
+               f"uncertified: see the script's docstring)."
                if cfg.fast_cp else "drokit's default cutting-plane options (`--drokit-cp-defaults`).")
     return f"""# selvi2022 reproduction: Table 1 (categorical-only UCI data)
 
-Generated by `examples/reproduce_selvi2022.py` on {cfg.generated} UTC in {seconds / 60:.1f} min
-({cfg.preset} preset; load average {cfg.load_average} at the end: the 2 cores were shared). Command:
-
-```
-{cfg.command}
-```
-
-Environment: {versions()}; {platform.platform()}, {_cpu_count()} CPU cores; sweeps on joblib backend
-`{cfg.backend}` with n_jobs = {cfg.n_jobs}. Seed {cfg.seed}.
+{run_facts("reproduce_selvi2022.py", cfg, seconds)}
 
 Paper: A. Selvi, M. R. Belbasi, M. B. Haugh, W. Wiesemann, *Wasserstein Logistic Regression with Mixed
 Features*, NeurIPS 2022, §4.2 and Table 1 (mean test classification error over 100 random 80/20 splits;
@@ -993,34 +760,16 @@ and reports medians, spec §B9).
 """
 
 
-DISCUSSION_START = "<!-- discussion:start (hand-written; kept when the script rewrites this file) -->"
-DISCUSSION_END = "<!-- discussion:end -->"
-
-
-def _kept_discussion(readme: Path) -> str:
-    """The hand-written discussion block of an existing README (kept across runs), or a placeholder."""
-    if readme.is_file():
-        text = readme.read_text()
-        if DISCUSSION_START in text and DISCUSSION_END in text:
-            return text[text.index(DISCUSSION_START):text.index(DISCUSSION_END) + len(DISCUSSION_END)]
-    return f"{DISCUSSION_START}\n_No discussion written for this run yet._\n{DISCUSSION_END}"
-
-
 def write_report(runs: Sequence[DatasetRun], cfg: Config, seconds: float) -> Path:
-    """README.md, errors.csv and cv.csv in ``cfg.out``; returns the README's path."""
-    out = Path(cfg.out)
-    out.mkdir(parents=True, exist_ok=True)
+    """README.md, errors.csv and cv.csv (and run.json unless rendering only) in ``cfg.out``; returns the
+    README's path."""
     ok = _ok(runs)
+    errors = cv = None
     if ok:
-        pd.concat([r.errors for r in ok], ignore_index=True).to_csv(out / "errors.csv", index=False,
-                                                                   float_format="%.10g")
-        pd.concat([r.cv.assign(dataset=r.name) for r in ok], ignore_index=True)[
-            ["dataset", "split", "model", "eps", "gamma", "cv_error", "fit_seconds", "failed", "uncertified"]
-        ].to_csv(out / "cv.csv", index=False, float_format="%.10g")
-        if not cfg.render_only:
-            (out / "run.json").write_text(json.dumps(_run_record(runs, cfg, seconds), indent=1))
-    readme = out / "README.md"
-    discussion = _kept_discussion(readme)
+        errors = pd.concat([r.errors for r in ok], ignore_index=True)
+        cv = pd.concat([r.cv.assign(dataset=r.name) for r in ok], ignore_index=True)[
+            ["dataset", "split", "model", "eps", "gamma", "cv_error", "fit_seconds", "failed", "uncertified"]]
+    readme, discussion = open_report(cfg, runs, seconds, errors, cv, _CONFIG_KEYS, _RUN_KEYS)
     missing = ", ".join(NOT_SHIPPED)
     parts = [header(cfg, seconds),
              "## Table 1: ours next to the published numbers", "",
@@ -1032,32 +781,20 @@ def write_report(runs: Sequence[DatasetRun], cfg: Config, seconds: float) -> Pat
              main_table(runs), "",
              "Standard errors of our means (standard deviation over splits / √splits):", "",
              spread_table(runs), "",
-             "## Comparison with the paper (computed)", "",
-             comparison_section(runs), "",
-             "## Discussion", "", discussion, "",
-             "## Chosen hyper-parameters (most frequent over splits)", "",
-             choice_table(runs), "",
-             "## Runtime", "",
-             f"Wall clock with n_jobs = {cfg.n_jobs} ({cfg.backend}); *fit s*: mean seconds of one fit at the "
-             "chosen hyper-parameters on a split's training rows (the paper's Table 4 reports MOSEK solver "
-             "times of the same fits, single-threaded).", "",
-             runtime_table(runs, cfg), "",
-             "## Fit status", "", *status_lines(runs), ""]
-    notes = [n for r in runs for n in r.notes]
-    if notes:
-        parts += ["Warnings caught in this process (fits in worker processes record theirs in the sweeps):", ""]
-        parts += [f"- {n}" for n in dict.fromkeys(notes)] + [""]
-    parts += ["## Files", "",
-              "- `errors.csv`: one row per (data set, split, model): test error, chosen `eps` / `gamma` (the "
-              "paper's γ; drokit's `l1_penalty` = γ × the lasso scale), mean CV error of the choice, number of "
-              "tied CV optima, fit seconds, solver status, train/test sizes.",
-              "- `cv.csv`: mean CV error of every (split, model, eps, gamma), summed fit seconds over the folds, "
-              "failed and uncertified fold fits.",
-              "- `run.json`: the configuration, timings and notes of the run; `python "
-              "examples/reproduce_selvi2022.py --render-only --out <this folder>` rewrites this page from the "
-              "three files (the discussion block is kept).", ""]
-    readme.write_text("\n".join(parts))
-    return readme
+             *section("Comparison with the paper (computed)", comparison_section(runs)),
+             *section("Discussion", discussion),
+             *section("Chosen hyper-parameters (most frequent over splits)", choice_table(runs)),
+             *section("Runtime",
+                      f"Wall clock with n_jobs = {cfg.n_jobs} ({cfg.backend}); *fit s*: mean seconds of one fit at "
+                      "the chosen hyper-parameters on a split's training rows (the paper's Table 4 reports MOSEK "
+                      "solver times of the same fits, single-threaded).", runtime_table(runs, cfg)),
+             *section("Fit status", "\n".join(status_lines(runs)))]
+    files = ["- `errors.csv`: one row per (data set, split, model): test error, chosen `eps` / `gamma` (the "
+             "paper's γ; drokit's `l1_penalty` = γ × the lasso scale), mean CV error of the choice, number of "
+             "tied CV optima, fit seconds, solver status, train/test sizes.",
+             "- `cv.csv`: mean CV error of every (split, model, eps, gamma), summed fit seconds over the folds, "
+             "failed and uncertified fold fits."]
+    return finish_report(readme, parts, [n for r in runs for n in r.notes], files, "reproduce_selvi2022.py")
 
 
 # ============================================================================ run.json (--render-only)
@@ -1067,73 +804,27 @@ _CONFIG_KEYS = ("datasets", "splits", "folds", "max_rows", "radii", "rdro_radii"
 _RUN_KEYS = ("name", "sizes", "n_rows_used", "cv_seconds", "test_seconds", "n_cv_fits", "seconds", "error", "notes")
 
 
-def _run_record(runs: Sequence[DatasetRun], cfg: Config, seconds: float) -> dict:
-    """What the report needs besides the CSVs: the configuration, timings and notes of every data set."""
-    return {"seconds": seconds, "config": {k: getattr(cfg, k) for k in _CONFIG_KEYS},
-            "runs": [{k: getattr(r, k) for k in _RUN_KEYS} for r in runs]}
-
-
-def render_only(cfg: Config) -> RunResult:
-    """Rebuild the report of an earlier run in ``cfg.out`` from its errors.csv, cv.csv and run.json."""
-    out = Path(cfg.out)
-    record = json.loads((out / "run.json").read_text())
-    stored = record["config"]
-    cfg = Config(**{**{k: (tuple(v) if isinstance(v, list) else v) for k, v in stored.items()},
-                    "out": out, "render_only": True})
-    errors = pd.read_csv(out / "errors.csv", dtype={"status": str, "fit_error": str}, keep_default_na=False,
-                         na_values={"error": [""], "cv_error": [""], "fit_seconds": [""]})
-    cv = pd.read_csv(out / "cv.csv")
-    runs = []
-    for item in record["runs"]:
-        run = DatasetRun(**{**item, "sizes": tuple(item["sizes"])})
-        if not run.error:
-            run.errors = errors[errors["dataset"] == run.name].reset_index(drop=True)
-            run.cv = cv[cv["dataset"] == run.name].drop(columns="dataset").reset_index(drop=True)
-        runs.append(run)
-    readme = write_report(runs, cfg, record["seconds"])
-    return RunResult(readme=readme, config=cfg, runs=runs, seconds=record["seconds"])
+def _stored_run(item: dict, errors: pd.DataFrame, cv: pd.DataFrame) -> DatasetRun:
+    """One data set's run rebuilt from run.json (``item``) and the CSVs (``--render-only``)."""
+    run = DatasetRun(**{**item, "sizes": tuple(item["sizes"])})
+    if not run.error:
+        run.errors = errors[errors["dataset"] == run.name].reset_index(drop=True)
+        run.cv = cv[cv["dataset"] == run.name].drop(columns="dataset").reset_index(drop=True)
+    return run
 
 
 # ============================================================================ main
-@dataclass
-class RunResult:
-    """What :func:`main` produced."""
-
-    readme: Path
-    config: Config
-    runs: List[DatasetRun]
-    seconds: float
-
-
 def main(argv: Optional[Sequence[str]] = None) -> RunResult:
-    """Run the protocol on ``--datasets`` and write the report; returns a :class:`RunResult`."""
+    """Run the protocol on ``--datasets`` and write the report; returns a :class:`RunResult`
+    (``--render-only``: rebuild the report of an earlier run in ``--out``)."""
     cfg = parse_args(argv)
     if cfg.render_only:
-        return render_only(cfg)
-    log = Progress(cfg.quiet)
+        return render(cfg.out, Config, _stored_run, write_report)
+    log = Progress(cfg.quiet, "reproduce_selvi2022")
     log(f"{len(cfg.datasets)} data set(s), {cfg.splits} splits, {cfg.folds} folds, max rows "
         f"{cfg.max_rows or 'all'}, n_jobs {cfg.n_jobs} ({cfg.backend}); not shipped with drokit: "
         f"{', '.join(NOT_SHIPPED)}; PI not run")
-    start = time.perf_counter()
-    global _DASK_CLIENT
-    cluster = None
-    if cfg.backend == "dask" and not cfg.scheduler:
-        from distributed import Client, LocalCluster
-        cluster = LocalCluster(n_workers=max(1, cfg.n_jobs), threads_per_worker=1, processes=True)
-        _DASK_CLIENT = Client(cluster)
-    try:
-        runs = [run_dataset(name, cfg, log) for name in cfg.datasets]
-    finally:
-        if cluster is not None:
-            _DASK_CLIENT.close()
-            cluster.close()
-            _DASK_CLIENT = None
-    seconds = time.perf_counter() - start
-    cfg.generated = f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M}"
-    cfg.load_average = _load_average()
-    readme = write_report(runs, cfg, seconds)
-    log(f"report written to {readme} ({seconds / 60:.1f} min)")
-    return RunResult(readme=readme, config=cfg, runs=runs, seconds=seconds)
+    return execute(cfg, log, lambda: [run_dataset(name, cfg, log) for name in cfg.datasets], write_report)
 
 
 if __name__ == "__main__":

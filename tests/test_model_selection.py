@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from sklearn.base import clone
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.linear_model import LogisticRegression
 from sklearn.exceptions import FitFailedWarning
 from sklearn.metrics import get_scorer
@@ -360,3 +360,36 @@ def test_fit_warnings_are_kept_per_fit(monkeypatch):
     with pytest.warns(RuntimeWarning, match="not certified"):   # the refit's, in this process
         result = _sweep({"radius": [0.1]}, n_jobs=1)
     assert (result.fits["warnings"] == "cutting plane not certified (test)").all()
+
+
+class _KappaWrapper(ClassifierMixin, BaseEstimator):
+    """A user's wrapper whose own parameter is called ``kappa`` (and takes symbolic values)."""
+
+    def __init__(self, kappa="K", theta=0.9):
+        self.kappa = kappa
+        self.theta = theta
+
+    def fit(self, X, y):
+        kappa = float(X.shape[1]) if self.kappa == "K" else float(self.kappa)
+        self.model_ = dk.DROClassifier(ambiguity=dk.Wasserstein(
+            dk.GroundMetric(label=dk.LabelCost(kappa=kappa)), radius=-math.log(self.theta))).fit(X, y)
+        self.classes_ = self.model_.classes_
+        return self
+
+    def predict_proba(self, X):
+        return self.model_.predict_proba(X)
+
+    def predict(self, X):
+        return self.model_.predict(X)
+
+
+def test_estimators_own_parameters_named_like_convenience_keys_are_theirs():
+    """A grid key ``kappa`` / ``theta`` sets an estimator's own parameter of that name (no validation as a
+    label cost, no theta -> radius translation); the scores equal direct fits."""
+    result = cross_validate_grid(_KappaWrapper(), X, Y, {"kappa": ["K", 2.0], "theta": [0.9]}, cv=3,
+                                 seed=SEED, progress=False)
+    assert result.results["params"].tolist() == [{"kappa": "K", "theta": 0.9}, {"kappa": 2.0, "theta": 0.9}]
+    for row, kappa in zip(result.results.itertuples(), ("K", 2.0)):
+        direct = _split_score(_KappaWrapper(kappa=kappa, theta=0.9), result.splits[0])
+        assert row.split0_test_score == pytest.approx(direct, rel=1e-10)
+    assert result.best_estimator_.theta == 0.9

@@ -33,7 +33,7 @@ import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from numbers import Integral, Real
-from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Collection, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import pandas as pd
@@ -210,11 +210,12 @@ def cross_validate_grid(estimator, X, y, grid: Grid, *, cv=5, repeats: int = 1, 
     started = time.perf_counter()
     _check_backend(backend, scheduler)
     error_score = _check_error_score(error_score)
-    user_grid = _check_grid(grid)
     base = clone(estimator)
+    own = _own_convenience_names(base)
+    user_grid = _check_grid(grid, own)
     candidates = _candidates(user_grid)
     prefix = _drokit_prefix(base)
-    translated = [_translate(c, prefix) for c in candidates]
+    translated = [_translate(c, prefix, own) for c in candidates]
     _materialize_defaults(base, {name for params in translated for name in params})
     _check_names(base, translated, candidates)
     splits = _make_splits(base, X, y, cv, repeats, seed)
@@ -280,8 +281,16 @@ def _check_error_score(error_score):
     raise ParameterError(f"error_score must be 'nan', 'raise' or a number, got {error_score!r}")
 
 
-def _check_grid(grid: Grid) -> List[Dict[str, list]]:
-    """The grid as a non-empty list of ``{name: non-empty list of values}``."""
+def _own_convenience_names(estimator) -> set:
+    """The convenience keys (``radius``, ``theta``, ``kappa``) that ``estimator`` has as parameters of its
+    own (a user's wrapper with a ``kappa`` argument): those grid keys set the estimator's parameter, not
+    the nested drokit one."""
+    return set(CONVENIENCE_KEYS) & set(estimator.get_params(deep=False))
+
+
+def _check_grid(grid: Grid, own: Collection[str] = ()) -> List[Dict[str, list]]:
+    """The grid as a non-empty list of ``{name: non-empty list of values}``; the values of convenience keys
+    (except the estimator's ``own`` parameters of those names) are validated."""
     grids = [grid] if isinstance(grid, Mapping) else grid
     if not isinstance(grids, Sequence) or isinstance(grids, str) or not grids:
         raise ParameterError(f"grid must be a non-empty {{name: [values]}} dict (or a list of such "
@@ -299,10 +308,10 @@ def _check_grid(grid: Grid) -> List[Dict[str, list]]:
             if not values:
                 raise ParameterError(f"grid[{name!r}] has no values")
             checked[name] = values
-        if "radius" in checked and "theta" in checked:
+        if "radius" in checked and "theta" in checked and not {"radius", "theta"} & set(own):
             raise ParameterError("grid has both 'radius' and 'theta'; theta sets the radius "
                                  "(radius = -log(theta)), give one of them")
-        _check_convenience_values(checked)
+        _check_convenience_values({k: v for k, v in checked.items() if k not in own})
         out.append(checked)
     return out
 
@@ -335,15 +344,18 @@ def _drokit_prefix(estimator) -> str:
     return inner[0] + "__" if len(inner) == 1 else ""
 
 
-def _translate(params: Mapping[str, Any], prefix: str) -> Dict[str, Any]:
-    """Grid keys -> ``set_params`` names; ``theta`` becomes the radius ``-log(theta)``."""
+def _translate(params: Mapping[str, Any], prefix: str, own: Collection[str] = ()) -> Dict[str, Any]:
+    """Grid keys -> ``set_params`` names; ``theta`` becomes the radius ``-log(theta)``.  A convenience key
+    that is one of the estimator's ``own`` parameters is passed through unchanged."""
     out, source = {}, {}
     for name, value in params.items():
-        target = prefix + CONVENIENCE_KEYS[name] if name in CONVENIENCE_KEYS else name
+        convenience = name in CONVENIENCE_KEYS and name not in own
+        target = prefix + CONVENIENCE_KEYS[name] if convenience else name
         if target in out:
             raise ParameterError(f"grid keys {source[target]!r} and {name!r} both set {target!r}; "
                                  f"give one of them")
-        out[target], source[target] = (radius_from_theta(value) if name == "theta" else value), name
+        out[target], source[target] = (radius_from_theta(value) if convenience and name == "theta"
+                                       else value), name
     return out
 
 
