@@ -326,10 +326,17 @@ def test_fits_carry_the_drokit_certificate_and_refit_time(sequential):
     fits = sequential.fits
     assert (fits["status"] == "optimal").all() and (fits["relative_gap"] <= 1e-6).all()
     assert (sequential.results["n_uncertified_fits"] == 0).all()
+    # the compile path of each fit: the grid's kappa = inf / 1 on mixed data, recomputed by a direct fit
+    for row in sequential.fits.drop_duplicates("candidate").itertuples():
+        params = sequential.results["params"][row.candidate]
+        direct = _estimator(kappa=params["kappa"], radius=-math.log(params["theta"]))
+        train, _ = sequential.splits[row.split]
+        assert row.method == direct.fit(X.iloc[train], Y.iloc[train]).result_.method != ""
     assert sequential.refit_time > 0.0
     plain = cross_validate_grid(LogisticRegressionOnCodes(), X, Y, {"C": [0.5, 2.0]}, cv=3, seed=SEED,
                                 progress=False)
     assert (plain.fits["status"] == "").all() and plain.fits["relative_gap"].isna().all()
+    assert (plain.fits["method"] == "").all()
 
 
 class LogisticRegressionOnCodes(LogisticRegression):
