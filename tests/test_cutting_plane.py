@@ -282,3 +282,26 @@ def test_failed_master_restarts_from_the_best_point_and_certifies(monkeypatch):
     monkeypatch.setattr(problem_module, "get_backend", original)
     reference = prob.compile(X, y, method="monolithic", **kw).solve()
     assert res.objective == pytest.approx(reference.objective, rel=1e-6)
+
+
+def test_phase_one_that_did_not_converge_is_not_used(monkeypatch, capsys):
+    """A phase 1 stopped by its solve limit seeds nothing (its bundle made calibrated audiology's masters
+    unsolvable); the loop starts from the nominal rows and certifies the monolithic optimum."""
+    import dataclasses
+    import drokit.conic.reformulations.cutting_plane as cp_module
+    original = cp_module.phase_one
+    seen = []
+
+    def stopped(*args, **kwargs):
+        out = dataclasses.replace(original(*args, **kwargs), converged=False, upper_bound=-1.0)
+        seen.append(out)
+        return out       # a (deliberately wrong) upper bound of -1 must not reach the certificate
+
+    monkeypatch.setattr(cp_module, "phase_one", stopped)
+    X, y, kw = _data("classification", seed=4)
+    prob = _problem(dk.losses.Logistic(), "classification", 1.0, 1, 1)
+    res = prob.compile(X, y, method="cutting_plane", **kw).solve(verbose=True)
+    assert seen and res.status == "optimal" and res.upper_bound > 0
+    assert "without converging" in capsys.readouterr().err
+    reference = prob.compile(X, y, method="monolithic", **kw).solve()
+    assert res.objective == pytest.approx(reference.objective, rel=1e-6)

@@ -196,11 +196,19 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
     # masters on degenerate optima already reach only with retries); the user's options take precedence
     solver_options = {**backend.accuracy_options(max(options.gap_tol / 10, 1e-8)), **dict(solver_options or {})}
     phase_one_time = 0.0
+    first = None
     if options.phase_one and not adversarial and not inst.weighted and not outer and not inst.penalized:
         # phase 1's Newton model has no attack-shift term and assumes uniform sample weights
         first = phase_one(inst, oracle, log=log if options.verbose else None)
-        upper = first.upper_bound
         phase_one_time = first.seconds
+    if first is not None and not first.converged:
+        # stopped by its solve limit (wide multi-level data, kappa = m: a new row per sample every solve):
+        # its point and bundle seeded masters Clarabel could not solve (calibrated audiology, benchmarks/
+        # RESULTS.md "Solver layer, session 8"); the loop starts from the nominal rows instead
+        log(f"phase 1 stopped after {first.rounds} solves without converging (best {first.upper_bound:.9f}); "
+            f"not used")
+    elif first is not None:
+        upper = first.upper_bound
         best = (first.intercept, first.coef, first.lam, first.s)
         work = _sample_major(unique_rows(concat_rows([work, first.bundle])))
         seen = set(row_keys(work))

@@ -61,6 +61,7 @@ class PhaseOneResult:
     upper_bound: float         # exact F at (beta_hat, lam) = lam eps + mean(s)
     bundle: ConfigurationRows  # near-active rows at the point (every sample's maximizer included)
     rounds: int                # Newton solves
+    converged: bool            # tau reached tau_min with no significant row missing (not stopped by max_solves)
     newton_steps: int
     oracle_calls: int
     seconds: float
@@ -325,6 +326,7 @@ def phase_one(inst: DROInstance, oracle, *, tau0: float = 1e-1, tau_min: float =
     master = _SmoothedMaster(inst, unique_rows(rows), free, barrier)
     tau, calls, steps, solves = tau0 * max(1.0, abs(upper)), 1, 0, 0
     floor = tau_min * max(1.0, abs(upper))
+    converged = False
     while solves < max_solves:
         master.center, master.prox = best, prox * tau
         theta, k = _newton(master, theta, tau, tau / N)
@@ -346,6 +348,7 @@ def phase_one(inst: DROInstance, oracle, *, tau0: float = 1e-1, tau_min: float =
         if value - model > 10 * tau and fresh.size:
             continue                       # the working set misses rows that matter at this tau
         if tau <= floor:
+            converged = True
             break
         tau = max(floor, tau * 0.1)
     intercept, coef, lam = split(best)
@@ -353,5 +356,5 @@ def phase_one(inst: DROInstance, oracle, *, tau0: float = 1e-1, tau_min: float =
     # every row the oracle returned is in the master (new ones are added before any exit)
     bundle = near_active(inst, master.rows, intercept, coef, lam, margin * max(1.0, abs(upper)))
     return PhaseOneResult(intercept=intercept, coef=coef, lam=lam, s=best_sep.violation, upper_bound=upper,
-                          bundle=bundle, rounds=solves, newton_steps=steps, oracle_calls=calls,
+                          bundle=bundle, rounds=solves, converged=converged, newton_steps=steps, oracle_calls=calls,
                           seconds=time.perf_counter() - t0)
