@@ -20,11 +20,8 @@ seconds) writes the report into a temporary folder.  The checks recompute its nu
 
 from __future__ import annotations
 
-import importlib
 import shutil
 import sys
-import time
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -32,7 +29,8 @@ import pytest
 
 import drokit as dk
 
-SCRIPT = Path(__file__).resolve().parents[1] / "examples" / "reproduce_belbasi2023.py"
+from tests.example_scripts import load_example, timed_main
+
 ARGS = ["--datasets", "balance-scale", "--max-rows", "100", "--splits", "1", "--folds", "2",
         "--radii", "0", "0.1", "--conf-radii", "0", "0.1", "--alphas", "0", "0.1", "--rmixf-radii", "0", "0.1",
         "--rmixf-alphas", "0", "0.1", "--losses", "hinge", "smooth_hinge", "--n-jobs", "1", "--seed", "7",
@@ -43,18 +41,13 @@ LOSSES = ("hinge", "smooth_hinge")
 @pytest.fixture(scope="module")
 def repro():
     """The script as a module (examples/ on sys.path, as when it runs; it imports reproduction_common)."""
-    if str(SCRIPT.parent) not in sys.path:
-        sys.path.insert(0, str(SCRIPT.parent))
-    return importlib.import_module(SCRIPT.stem)
+    return load_example("reproduce_belbasi2023")
 
 
 @pytest.fixture(scope="module")
 def run(repro, tmp_path_factory):
     """The tiny run of the module docstring; ``run.wall`` is its wall-clock time in seconds."""
-    started = time.perf_counter()
-    result = repro.main([*ARGS, "--out", str(tmp_path_factory.mktemp("belbasi2023"))])
-    result.wall = time.perf_counter() - started
-    return result
+    return timed_main(repro, ARGS, tmp_path_factory.mktemp("belbasi2023"))
 
 
 def _rows(readme: str, table_heading: str, first_cell: str, n: int = 4) -> list:

@@ -16,10 +16,6 @@ folder.  The checks recompute its numbers independently:
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-import time
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -28,32 +24,21 @@ from scipy import stats
 
 import drokit as dk
 
-SCRIPT = Path(__file__).resolve().parents[1] / "examples" / "reproduce_selvi2022.py"
+from tests.example_scripts import load_example, timed_main
+
 ARGS = ["--datasets", "hayes-roth", "--splits", "1", "--folds", "2", "--max-rows", "80",
         "--radii", "0", "0.01", "--rdro-radii", "0", "0.01", "--rdro-gammas", "0", "0.05",
         "--gammas", "0", "0.05", "--mt-radii", "0", "0.01", "--n-jobs", "1", "--seed", "7", "--quiet"]
 
 
-def _load_script():
-    spec = importlib.util.spec_from_file_location("reproduce_selvi2022", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module          # dataclasses and pickling look the module up by name
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
 def repro():
-    return _load_script()
+    return load_example("reproduce_selvi2022")
 
 
 @pytest.fixture(scope="module")
 def run(repro, tmp_path_factory):
-    out = tmp_path_factory.mktemp("selvi2022")
-    start = time.perf_counter()
-    result = repro.main(ARGS + ["--out", str(out)])
-    result.wall = time.perf_counter() - start
-    return result
+    return timed_main(repro, ARGS, tmp_path_factory.mktemp("selvi2022"))
 
 
 def _rows(readme: str, first_cell: str) -> list:

@@ -17,11 +17,7 @@ The checks recompute its numbers independently:
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
-import time
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -30,31 +26,20 @@ import pytest
 import drokit as dk
 from drokit.evaluation import adaptive_calibration_error
 
-SCRIPT = Path(__file__).resolve().parents[1] / "examples" / "reproduce_sun2025.py"
+from tests.example_scripts import load_example, timed_main
+
 ARGS = ["--datasets", "hayes-roth", "--thetas", "0.5", "0.9", "--folds", "2", "--n-sets", "20",
         "--rho-means", "0.8", "--n-jobs", "1", "--seed", "7", "--quiet"]
 
 
-def _load_script():
-    spec = importlib.util.spec_from_file_location("reproduce_sun2025", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module          # dataclasses and pickling look the module up by name
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
 def repro():
-    return _load_script()
+    return load_example("reproduce_sun2025")
 
 
 @pytest.fixture(scope="module")
 def run(repro, tmp_path_factory):
-    out = tmp_path_factory.mktemp("sun2025")
-    start = time.perf_counter()
-    result = repro.main(ARGS + ["--out", str(out)])
-    result.wall = time.perf_counter() - start
-    return result
+    return timed_main(repro, ARGS, tmp_path_factory.mktemp("sun2025"))
 
 
 def _table_row(readme: str, section: str, model: str) -> list:
