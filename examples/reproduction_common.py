@@ -38,6 +38,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.model_selection import KFold
 
 import drokit as dk
+from drokit.schema import FeatureSchema
 
 ALPHA = 0.05                      # significance level of the paired tests (both papers)
 TIE_TOL = 1e-7                    # |decision| below this predicts class 1 (see :func:`predict_with_tie_rule`)
@@ -275,11 +276,13 @@ def predict_with_tie_rule(classes: np.ndarray, decision: np.ndarray) -> np.ndarr
 
 
 def dummies(X: pd.DataFrame) -> np.ndarray:
-    """The 0/1 dummy matrix of the categorical DataFrame ``X``: one column per non-reference level
-    (reference = the first level, drokit's coding), features in column order."""
-    blocks = [(X[c].cat.codes.to_numpy()[:, None] == np.arange(1, len(X[c].cat.categories))[None, :])
-              for c in X.columns]
-    return np.hstack(blocks).astype(float) if blocks else np.zeros((len(X), 0))
+    """The 0/1 dummy matrix of the categorical DataFrame ``X`` in drokit's own coding
+    (:meth:`drokit.schema.FeatureSchema.dummies`: one column per non-reference level, reference = the first
+    of the dtype's categories, features in column order)."""
+    if X.shape[1] == 0:
+        return np.zeros((len(X), 0))
+    schema = FeatureSchema.infer(X)
+    return schema.dummies(schema.transform(X).Z).toarray()
 
 
 class DesignedClassifier(ClassifierMixin, BaseEstimator):
