@@ -504,7 +504,6 @@ def _solve_program(program: ConicProgram, solver: str, options, on_inaccurate: s
     if on_inaccurate not in ("raise", "warn"):
         raise ParameterError(f"on_inaccurate must be 'raise' or 'warn', got {on_inaccurate!r}")
     backend = get_backend(solver)
-    options = dict(options or {})
     try:
         sol = solve_with_retries(backend, program, options, final=(OPTIMAL, INFEASIBLE, UNBOUNDED))
     except (SolverError, ParameterError):
