@@ -42,7 +42,11 @@ TOL = 1e-6
 
 
 def _expected_failed_checks(estimator):
-    # A check that cannot apply is documented here, with why.
+    # A check that cannot apply is documented here, with why.  The logistic classifier passes it: its
+    # closed form is fitted by the barrier solver (solver="auto"), whose certified gap is <= 1e-8 and whose
+    # optimum is unique (strictly convex loss).
+    if getattr(estimator, "loss", None) == "logistic":
+        return {}
     return {"check_sample_weight_equivalence_on_dense_data":
             "weighted and repeated-row fits have the same optimal VALUE (tests/test_sample_weight.py, 1e-6), "
             "but the check compares predictions to 1e-7: the conic solver's tolerance is ~1e-8 on the "

@@ -84,7 +84,7 @@ def test_degenerate_optimum_fits_optimal_with_the_default_raise(seed):
     """The estimator path: no SolverError with on_inaccurate='raise', the constant classifier, and the
     same value as the unverified retry ladder finds."""
     compiled = _degenerate_problem(seed)
-    res = compiled.solve()
+    res = compiled.solve(solver="clarabel")     # the conic path (solver="auto" fits it with the barrier solver)
     assert res.status == "optimal" and not res.warnings
     assert res.objective == pytest.approx(np.log(2), abs=1e-6)
     assert np.abs(res.coef).max() <= 1e-6

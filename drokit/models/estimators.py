@@ -18,7 +18,7 @@ from ..conic.reformulations import MAX_CONFIGURATIONS, METHODS
 from ..exceptions import ParameterError
 from ..losses import get_loss
 from ..losses.base import CLASSIFICATION, REGRESSION
-from ..solvers import solver_names
+from ..solvers import solver_choices
 from ..params import component
 from .problem import ON_INACCURATE, Problem
 from .validation import as_1d, encode_binary_labels
@@ -45,8 +45,8 @@ class _DROLinearModel(BaseEstimator):
     def _validate_params(self) -> None:
         if self.method not in METHODS:
             raise ParameterError(f"method must be one of {list(METHODS)}, got {self.method!r}")
-        if not isinstance(self.solver, str) or self.solver.lower() not in solver_names():
-            raise ParameterError(f"solver must be one of {solver_names()}, got {self.solver!r}")
+        if not isinstance(self.solver, str) or self.solver.lower() not in solver_choices():
+            raise ParameterError(f"solver must be one of {solver_choices()}, got {self.solver!r}")
         if self.handle_unknown not in HANDLE_UNKNOWN:
             raise ParameterError(f"handle_unknown must be one of {HANDLE_UNKNOWN}, got {self.handle_unknown!r}")
         if self.on_inaccurate not in ON_INACCURATE:
@@ -158,8 +158,11 @@ class DROClassifier(ClassifierMixin, _DROLinearModel):
     method : ``"auto"``, ``"erm"``, ``"closed_form"``, ``"monolithic"``, ``"cutting_plane"``, ``"box"`` or ``"graph"``; the choice
         and its reason are
         in ``result_.method`` / ``result_.method_reason``.
-    solver : ``"clarabel"`` (default), ``"mosek"`` (only with a licence), ``"scs"``, ``"ecos"``.
-    solver_options : back-end settings, e.g. ``{"tol_gap_rel": 1e-9}`` for Clarabel.
+    solver : ``"auto"`` (default: the structured ``"barrier"`` solver for the closed-form logistic model
+        when no ``solver_options`` are given, :mod:`drokit.solvers.barrier`; Clarabel otherwise),
+        ``"clarabel"``, ``"mosek"`` (only with a licence), ``"scs"``, ``"ecos"`` or ``"barrier"``.
+    solver_options : back-end settings, e.g. ``{"tol_gap_rel": 1e-9}`` for Clarabel, ``{"tol": 1e-10}``
+        for the barrier solver.
     fit_intercept : fit ``beta_0``.
     categorical_features : columns to treat as categorical (indices, names or boolean mask); default:
         DataFrame columns of ``category``/``object``/``bool``/string dtype, none for arrays.
@@ -191,7 +194,7 @@ class DROClassifier(ClassifierMixin, _DROLinearModel):
     _task = CLASSIFICATION
     _default_loss = "logistic"
 
-    def __init__(self, loss="logistic", ambiguity=None, *, method="auto", solver="clarabel",
+    def __init__(self, loss="logistic", ambiguity=None, *, method="auto", solver="auto",
                  solver_options=None, fit_intercept=True, categorical_features=None,
                  categories="auto", handle_unknown="error", on_inaccurate="raise",
                  max_configurations=MAX_CONFIGURATIONS, method_options=None, verbose=False,
@@ -253,7 +256,7 @@ class DRORegressor(RegressorMixin, _DROLinearModel):
     _task = REGRESSION
     _default_loss = "huber"
 
-    def __init__(self, loss="huber", ambiguity=None, *, method="auto", solver="clarabel",
+    def __init__(self, loss="huber", ambiguity=None, *, method="auto", solver="auto",
                  solver_options=None, fit_intercept=True, categorical_features=None,
                  categories="auto", handle_unknown="error", on_inaccurate="raise",
                  max_configurations=MAX_CONFIGURATIONS, method_options=None, verbose=False,

@@ -1,5 +1,6 @@
 """Conic back-ends: ``clarabel`` (default, always installed), ``mosek`` (only with a licence),
-``scs`` and ``ecos`` (optional).  Adding a back-end = one module with a :class:`SolverBackend`
+``scs`` and ``ecos`` (optional); and ``barrier`` (:mod:`.barrier`), a structured solver of the
+closed-form logistic model that ``solver="auto"`` picks for it.  Adding a back-end = one module with a :class:`SolverBackend`
 subclass plus one line in ``_BACKENDS``."""
 
 from __future__ import annotations
@@ -18,17 +19,36 @@ _BACKENDS: Dict[str, tuple] = {
     "ecos": ("drokit.solvers.ecos", "ECOSBackend"),
 }
 DEFAULT_SOLVER = "clarabel"
+#: ``solver="auto"`` (the estimators' default): the structured barrier solver for the fits it handles,
+#: Clarabel otherwise (:meth:`drokit.models.problem.CompiledProblem.solve`)
+AUTO = "auto"
+#: solvers that work on a problem's structure instead of its conic program (:mod:`.barrier`: the
+#: closed-form logistic model)
+STRUCTURED_SOLVERS = ("barrier",)
 
 
 def solver_names() -> List[str]:
+    """The conic back-ends."""
     return list(_BACKENDS)
 
 
+def solver_choices() -> List[str]:
+    """Every accepted ``solver`` value: ``"auto"``, the conic back-ends and the structured solvers."""
+    return [AUTO] + solver_names() + list(STRUCTURED_SOLVERS)
+
+
 def get_backend(name: Optional[str] = None) -> SolverBackend:
-    """The back-end called ``name`` (case-insensitive); ``None`` gives the default (Clarabel)."""
+    """The conic back-end called ``name`` (case-insensitive); ``None`` and ``"auto"`` give the default
+    (Clarabel)."""
     key = (name or DEFAULT_SOLVER).lower()
+    if key == AUTO:
+        key = DEFAULT_SOLVER
+    if key in STRUCTURED_SOLVERS:
+        raise ParameterError(f"solver {name!r} is not a conic back-end: it fits the closed-form logistic "
+                             f"model only (Problem(...).compile(...).solve(solver={name!r}) or an estimator); "
+                             f"choose one of {list(_BACKENDS)} here")
     if key not in _BACKENDS:
-        raise ParameterError(f"unknown solver {name!r}; choose one of {solver_names()}")
+        raise ParameterError(f"unknown solver {name!r}; choose one of {solver_choices()}")
     module, cls = _BACKENDS[key]
     return getattr(importlib.import_module(module), cls)()
 
@@ -46,4 +66,4 @@ def available_solvers() -> List[str]:
 
 
 __all__ = ["SolverBackend", "SolverSolution", "STATUSES", "get_backend", "available_solvers",
-           "solver_names", "DEFAULT_SOLVER"]
+           "solver_names", "solver_choices", "DEFAULT_SOLVER", "AUTO", "STRUCTURED_SOLVERS"]

@@ -21,8 +21,7 @@ With ``radius_zero=True`` the program is plain ERM ``min (1/N) sum_n L(u_n)`` ov
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Dict, Optional, Tuple
+from typing import Callable, Dict, Optional, Tuple, Union
 
 import numpy as np
 import scipy.sparse as sp
@@ -33,16 +32,37 @@ from ..builder import Affine, ProgramBuilder
 from ..program import ConicProgram
 
 
-@dataclass
 class CompiledProgram:
-    """A conic program plus what is needed to read the model back from its solution."""
+    """A conic program plus what is needed to read the model back from its solution.
 
-    program: ConicProgram
-    method: str
-    method_reason: str
-    n_rows: int                      # configuration rows in the program (for the cutting plane: its
-                                     # first master; box: its rows (3); graph: its loss terms)
-    info: Dict[str, object] = field(default_factory=dict)
+    ``program`` may be given as a zero-argument function that builds it: it is then built on first use
+    (the closed form's program is not needed when the structured barrier solver fits it,
+    :mod:`drokit.solvers.barrier`, and at 100,000 x 50 it takes longer to assemble than that solve)."""
+
+    def __init__(self, program: Union[ConicProgram, Callable[[], ConicProgram]], method: str,
+                 method_reason: str, n_rows: int, info: Optional[Dict[str, object]] = None):
+        self._program = program
+        self.method = method
+        self.method_reason = method_reason
+        #: configuration rows in the program (for the cutting plane: its first master; box: its rows (3);
+        #: graph: its loss terms)
+        self.n_rows = n_rows
+        self.info: Dict[str, object] = {} if info is None else info
+
+    @property
+    def program(self) -> ConicProgram:
+        if callable(self._program):
+            self._program = self._program()
+        return self._program
+
+    @program.setter
+    def program(self, value: ConicProgram) -> None:
+        self._program = value
+
+    @property
+    def is_built(self) -> bool:
+        """Whether the conic program has been assembled (see the class docstring)."""
+        return not callable(self._program)
 
 
 def row_design(inst: DROInstance, rows: ConfigurationRows) -> sp.csr_matrix:

@@ -63,7 +63,7 @@ def compile_closed_form(inst: DROInstance) -> CompiledProgram:
     else:
         why = ("all features numerical (regression): the DRO problem equals mean L(f - y) + "
                "eps*lip*max(||Gamma^-1 beta_x||_*, 1/kappa) (belbasi2023 Lemmas 2-3; note D2 item 4)")
-    return CompiledProgram(build_dual_program(inst, rows), "closed_form", why, rows.size)
+    return CompiledProgram(lambda: build_dual_program(inst, rows), "closed_form", why, rows.size)
 
 
 def describe_enumeration_size(inst: DROInstance) -> str:
