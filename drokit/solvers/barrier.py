@@ -17,24 +17,30 @@ per sample (four with a finite kappa), and an interior-point solver spends each 
 step-length search and a KKT system of size ~5N.  Here the problem is solved in its own d + 2 variables
 (plus one epigraph variable ``t_n >= (u_n - kappa lambda)_+`` per sample for a finite kappa, eliminated
 from every Newton system by a Schur complement): a primal barrier method (Boyd & Vandenberghe, *Convex
-Optimization*, §11.3) minimizes ``tau F + B`` for ``tau`` growing tenfold, ``B`` the logarithmic barrier of
+Optimization*, §11.3) minimizes ``tau F + B`` for ``tau`` growing 50-fold, ``B`` the logarithmic barrier of
 the norm cone (``-log(lambda^2 - ||phi||_2^2)``, or the ``2d (+1)`` linear inequalities of the l-inf / l1
 norm) and of ``t_n >= 0``, ``t_n >= u_n - kappa lambda`` (weighted by ``p_n``).  Each Newton step costs one
 ``N x (d + 2)`` weighted Gram product.
 
 **Certificate.**  Every outer iteration builds a dual point and its value, a lower bound on the optimum
-(Lagrange duality): for any ``a_n, pi_n`` in [0, 1], ``L(u) >= -a u + H(a)`` (``H`` the binary entropy, the
-conjugate of the log-loss) and ``(u - kappa lambda)_+ >= pi (u - kappa lambda)``, so with
-``beta_n = a_n - pi_n``, ``v = sum_n p_n beta_n y_n x~_n``, ``sum_n p_n beta_n y_n = 0`` (with an intercept)
-and ``lambda* <= Lambda = F(w) / eps`` (every other term is >= 0):
+(Lagrange duality): for any ``a_n, pi_n`` in [0, 1], ``L(u) >= -a u + H(a)`` (``H(a) = -a log a - (1 - a)
+log(1 - a)``, the conjugate of the log-loss) and ``(u - kappa lambda)_+ >= pi (u - kappa lambda)``; summing,
+the minimum over ``(phi, b, lambda)`` of the resulting linear function is ``sum_n p_n H(a_n)`` when
 
-    OPT >= sum_n p_n H(a_n) - Lambda max(0, ||v||_p + kappa sum_n p_n pi_n - eps),
+    sum_n p_n (a_n - pi_n) y_n = 0   (with an intercept),
+    ||sum_n p_n (a_n - pi_n) y_n x~_n||_p + kappa sum_n p_n pi_n <= eps
 
-``p`` the ground norm's exponent (the dual of ``q``).  The method takes ``a_n = sigma(-u_n)`` (the loss's
-slope) and ``pi_n = 1 / (tau (t_n - u_n + kappa lambda))`` (the barrier's multiplier), clipped to [0, 1];
-the intercept condition is restored exactly by rescaling one class's ``a_n``.  It stops when the primal
-value ``F(w)`` and this bound agree to ``tol`` (relative); both are reported, so the answer carries its own
-proof of optimality, independently of the Newton iterations.
+(``p`` the ground norm's exponent, dual to ``q``), and minus infinity otherwise.  So
+
+    OPT >= sum_n p_n H(a_n)   for every such (a, pi).
+
+The method takes ``a_n = sigma(-u_n)`` (the loss's slope) and ``pi_n = 1 / (tau (t_n - u_n + kappa
+lambda))`` (the barrier's multiplier), restores the intercept condition exactly by rescaling one class's
+``a_n`` (:func:`_balanced`) and the budget by scaling ``(a, pi)`` by ``eps / budget`` when it is exceeded
+(both conditions are homogeneous).  Near the optimum the samples at the kink ``u_n = kappa lambda`` defeat
+the barrier's multipliers (:meth:`_ScaledProblem.polished_flip_multipliers` re-optimizes them).  The
+method stops when the value ``F(w)`` of its feasible point and this bound agree to ``tol`` (relative); both
+are reported, so the answer carries its own proof of optimality, independent of the Newton iterations.
 """
 
 from __future__ import annotations
@@ -54,7 +60,7 @@ DEFAULT_TOL = 1e-8
 #: Newton steps over all outer iterations before giving up
 DEFAULT_MAX_ITER = 400
 #: factor by which the barrier weight ``tau`` grows per outer iteration
-TAU_GROWTH = 10.0
+TAU_GROWTH = 50.0
 #: centering stops when half the squared Newton decrement is below this
 CENTERING_TOL = 1e-12
 #: below this squared Newton decrement, full Newton steps are taken (the quadratically convergent region)
@@ -116,9 +122,15 @@ def ineligibility(inst) -> Optional[str]:
     return None
 
 
-def solve_closed_form_logistic(inst, *, tol: float = DEFAULT_TOL, max_iter: int = DEFAULT_MAX_ITER,
+def solve_closed_form_logistic(inst, *, tol: Optional[float] = None, max_iter: Optional[int] = None,
                                verbose: bool = False) -> BarrierResult:
-    """Solve the program of the module docstring for an eligible instance (:func:`ineligibility`)."""
+    """Solve the program of the module docstring for an eligible instance (:func:`ineligibility`).
+
+    ``tol``: relative gap between the value and the dual bound at which to stop (default
+    :data:`DEFAULT_TOL`); ``max_iter``: Newton steps in all (default :data:`DEFAULT_MAX_ITER`);
+    ``verbose``: one line per outer iteration (barrier weight, Newton steps so far, value, bound, gap)."""
+    tol = DEFAULT_TOL if tol is None else tol
+    max_iter = DEFAULT_MAX_ITER if max_iter is None else max_iter
     reason = ineligibility(inst)
     if reason is not None:
         raise ParameterError(f"solver 'barrier' does not apply: {reason}; use solver='clarabel'")
@@ -180,7 +192,10 @@ class _ScaledProblem:
         self.flips = bool(np.isfinite(kappa))
         self.norm_rows = self._norm_rows()
         # barrier parameter: the norm cone's (2 for the second-order cone) + the weighted hinge barriers
-        self.nu = (2.0 if q == 2 else float(self.norm_rows[0].shape[0])) + (2.0 if self.flips else 0.0)
+        #: weight of each sample's two hinge barriers (``-w_n log t_n - w_n log(t_n - u_n + kappa lambda)``)
+        self.hinge_weight = np.ones_like(p)
+        self.nu = (2.0 if q == 2 else float(self.norm_rows[0].shape[0])) \
+            + (2.0 * float(self.hinge_weight.sum()) if self.flips else 0.0)
 
     @classmethod
     def from_instance(cls, inst) -> "_ScaledProblem":
@@ -272,7 +287,7 @@ class _ScaledProblem:
         else:
             f -= np.sum(np.log(pieces[0]))
         if self.flips:
-            f += tau * (self.p @ t) - self.p @ (np.log(pieces[-2]) + np.log(pieces[-1]))
+            f += tau * (self.p @ t) - self.hinge_weight @ (np.log(pieces[-2]) + np.log(pieces[-1]))
         return float(f)
 
     # ------------------------------------------------------------------ Newton
@@ -294,12 +309,13 @@ class _ScaledProblem:
         if self.flips:
             h = t - u + self.kappa * w[lam]              # slack of t >= u - kappa lambda
             ih, it = 1.0 / h, 1.0 / t
-            gt = tau * p - p * it - p * ih               # gradient in t
-            Dt = p * (it * it + ih * ih)                 # Hessian in t (diagonal)
-            cross = p * ih * ih                          # d2/(dt d h-argument)
+            wb = self.hinge_weight
+            gt = tau * p - wb * it - wb * ih             # gradient in t
+            Dt = wb * (it * it + ih * ih)                # Hessian in t (diagonal)
+            cross = wb * ih * ih                         # d2/(dt d h-argument)
             # gradient of -p log h in (z, lambda): -p/h * (-a_n, kappa)
-            g[:k] += A.T @ (p * ih)
-            g[lam] -= self.kappa * (p @ ih)
+            g[:k] += A.T @ (wb * ih)
+            g[lam] -= self.kappa * (wb @ ih)
             # Schur complement: weight of c_n c_n^T with c_n = (-a_n, kappa), and the reduced gradient
             omega = cross - cross * cross / Dt
             red = cross * gt / Dt                        # the reduced gradient is g - sum_n red_n c_n
@@ -412,7 +428,8 @@ class _ScaledProblem:
         h = t - u + self.kappa * state.w[self.lam_at]
         # 1 / (tau h) = 1 - 1 / (tau t) when centered: use the form without cancellation (h << t means
         # h = t - (u - kappa lambda) lost its digits, and 1 / (tau t) is then the accurate term)
-        return np.clip(np.where(h >= t, 1.0 / (tau * h), 1.0 - 1.0 / (tau * t)), 0.0, 1.0)
+        scale = self.hinge_weight / (tau * self.p)
+        return np.clip(np.where(h >= t, scale / h, 1.0 - scale / t), 0.0, 1.0)
 
     def budget(self, a: np.ndarray, pi: np.ndarray) -> float:
         """``||sum_n p_n (a_n - pi_n) y_n x~_n||_p + kappa sum_n p_n pi_n``: dual feasible when <= eps."""

@@ -21,6 +21,7 @@ With ``radius_zero=True`` the program is plain ERM ``min (1/N) sum_n L(u_n)`` ov
 
 from __future__ import annotations
 
+import time
 from typing import Callable, Dict, Optional, Tuple, Union
 
 import numpy as np
@@ -48,11 +49,15 @@ class CompiledProgram:
         #: graph: its loss terms)
         self.n_rows = n_rows
         self.info: Dict[str, object] = {} if info is None else info
+        #: seconds spent building a lazily given program (0 until it is built)
+        self.build_time = 0.0
 
     @property
     def program(self) -> ConicProgram:
         if callable(self._program):
+            start = time.perf_counter()
             self._program = self._program()
+            self.build_time = time.perf_counter() - start
         return self._program
 
     @program.setter
