@@ -163,12 +163,12 @@ def fit_dro(X, y, eps, p, kappa, repeat=1):
                 time=float(np.median(times)), reported=float(model.robust_obj), **_solver_info(solves))
 
 
-def fit_drokit(X, y, eps, repeat=1, solver="auto"):
+def fit_drokit(X, y, eps, repeat=1, solver="auto", kappa=np.inf):
     """drokit's closed form (in a child process with ``--isolate-drokit``: the same conditions as the
     peers); ``solver="auto"`` fits it with the structured barrier solver, ``"clarabel"`` with the conic
     program."""
     import drokit as dk
-    W = dk.Wasserstein(dk.GroundMetric(numerical=dk.NormCost(p=2), label=dk.LabelCost(kappa=np.inf)),
+    W = dk.Wasserstein(dk.GroundMetric(numerical=dk.NormCost(p=2), label=dk.LabelCost(kappa=kappa)),
                        radius=eps)
     times = []
     for _ in range(repeat):
@@ -341,10 +341,10 @@ def synthetic(n, d, n_test, seed=SEED):
     return X[:n], y[:n], X[n:], y[n:]
 
 
-def part_a(sizes, dims, timeout, peers, probe, repeat=1, isolate_drokit=False):
+def part_a(sizes, dims, timeout, peers, probe, repeat=1, isolate_drokit=False, kappa=np.inf):
     import drokit as dk
     from drokit.schema import FeatureSchema
-    W = dk.Wasserstein(dk.GroundMetric(numerical=dk.NormCost(p=2), label=dk.LabelCost(kappa=np.inf)),
+    W = dk.Wasserstein(dk.GroundMetric(numerical=dk.NormCost(p=2), label=dk.LabelCost(kappa=kappa)),
                        radius=EPS_A)
     rows, notes = [], []
     last = {}  # (library, d) -> (N, time) of the last finished run, for the projected-time skip
@@ -363,11 +363,12 @@ def part_a(sizes, dims, timeout, peers, probe, repeat=1, isolate_drokit=False):
             t_dk = lb = None
             for solver in DROKIT_SOLVERS:
                 if isolate_drokit:  # in a child process, like the peers
-                    out = run_isolated("fit_drokit", timeout, X=X, y=y, eps=EPS_A, repeat=repeat, solver=solver)
+                    out = run_isolated("fit_drokit", timeout, X=X, y=y, eps=EPS_A, repeat=repeat, solver=solver,
+                                       kappa=kappa)
                     if out["status"] != "ok":
                         raise RuntimeError(f"drokit ({solver}) failed at N={N}, d={d}: {out['error']}")
                 else:
-                    out = fit_drokit(X, y, EPS_A, repeat=repeat, solver=solver)
+                    out = fit_drokit(X, y, EPS_A, repeat=repeat, solver=solver, kappa=kappa)
                 wc, acc = evaluate(out["coef"], out["intercept"])
                 if t_dk is None:                  # the default fit is the reference of every ratio and gap
                     t_dk, lb = out["time"], out["lower_bound"]
@@ -421,8 +422,9 @@ def part_a(sizes, dims, timeout, peers, probe, repeat=1, isolate_drokit=False):
     return rows, notes
 
 
-def print_part_a(rows, notes):
-    print(f"\nPart a: all-numerical Wasserstein logistic regression (W1 ball, ||.||_2 cost, labels fixed, "
+def print_part_a(rows, notes, kappa=np.inf):
+    labels = "labels fixed" if np.isinf(kappa) else f"a label flip costs kappa = {kappa:g}"
+    print(f"\nPart a: all-numerical Wasserstein logistic regression (W1 ball, ||.||_2 cost, {labels}, "
           f"eps = {EPS_A}); worst-case objective = dk.worst_case of each returned model on the training data; "
           f"gap = that minus drokit's certified lower bound; test accuracy on {N_TEST_A:,} held-out rows.\n")
     print("| N | d | library (solver) | fit s | x drokit | solver s (iterations) | worst-case objective | gap to "
@@ -680,11 +682,13 @@ def main():
                     "dro,skwdro-w1,skwdro-default,skwdro-dedicated (default: all; quick: dro,skwdro-w1)")
     ap.add_argument("--repeat", type=int, default=1, help="part a: median of this many fits for drokit and dro")
     ap.add_argument("--isolate-drokit", action="store_true", help="part a: time drokit in a child process too")
+    ap.add_argument("--kappa", type=float, default=np.inf,
+                    help="part a: label-flip cost (default inf: labels fixed); finite only with --peers dro")
     args = ap.parse_args()
     t_start = time.perf_counter()
     print(f"Machine: {machine_note()}")
     if args.part in ("a", "all"):
-        all_peers = {"dro": ("dro", "fit_dro", dict(p=2, kappa="inf")),
+        all_peers = {"dro": ("dro", "fit_dro", dict(p=2, kappa="inf" if np.isinf(args.kappa) else args.kappa)),
                      "skwdro-w1": ("skwdro W1 entropic (t-NC-1-2, AdamW 1e-2)", "fit_skwdro",
                                    dict(cost="t-NC-1-2", learning_rate=SKWDRO_LR)),
                      "skwdro-default": ("skwdro default (t-NLC-2-2, Prodigy)", "fit_skwdro", dict()),
@@ -692,10 +696,12 @@ def main():
                                           dict(solver="dedicated"))}
         chosen = args.peers.split(",") if args.peers else (["dro", "skwdro-w1"] if args.quick else list(all_peers))
         peers = [all_peers[k] for k in chosen]
+        if np.isfinite(args.kappa) and chosen != ["dro"]:
+            ap.error("--kappa (finite) compares drokit with dro only: pass --peers dro")
         sizes, dims = ([1000], [10]) if args.quick else ([1_000, 10_000, 100_000], [10, 50])
         rows, notes = part_a(sizes, dims, args.timeout, peers, probe=not args.quick and "skwdro-w1" in chosen,
-                             repeat=args.repeat, isolate_drokit=args.isolate_drokit)
-        print_part_a(rows, notes)
+                             repeat=args.repeat, isolate_drokit=args.isolate_drokit, kappa=args.kappa)
+        print_part_a(rows, notes, args.kappa)
     if args.part in ("b", "all"):
         n_sets = args.n_sets or (50 if args.quick else 500)
         datasets = ["credit-approval"] if args.quick else ["credit-approval", "german-credit"]

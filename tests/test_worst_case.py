@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import drokit as dk
+from drokit.evaluation.worst_case import worst_case_value_numerical
 from drokit.oracles import enumerate_configurations
 from tests.reference.brute_force import random_instance, worst_case_primal_lp
 
@@ -134,3 +135,29 @@ def test_stylized_bound_categorical_worst_case_saturates_at_the_largest_loss():
     # the thesis's example: beta_z = 1 without intercept on z in {-1, +1} is f = +-1, max hinge 2
     inst = dk.Problem(loss="hinge", ambiguity=dk.Wasserstein(metric, radius=100.0), fit_intercept=False).bind(X, y)
     assert worst_case_value(inst, -1.0, np.array([2.0])).value == pytest.approx(2.0, abs=1e-9)
+
+
+@pytest.mark.parametrize("loss,task,kappa", [("logistic", "classification", np.inf),
+                                             ("logistic", "classification", 0.8),
+                                             ("hinge", "classification", 0.3),
+                                             ("smooth_hinge", "classification", 5.0),
+                                             ("huber", "regression", np.inf),
+                                             ("pinball", "regression", 2.0)])
+@pytest.mark.parametrize("radius", [0.0, 0.02, 0.4, 6.0])
+def test_numerical_sort_equals_enumeration_lp(loss, task, kappa, radius):
+    """No mutable categorical feature: the exact sort over lambda's breakpoints (the certificate's path)
+    equals the enumeration LP, with sample weights, immutable categorical columns and an attack."""
+    Xn, Z, y = random_instance(12, 30, 3, LEVELS, task)
+    X = np.column_stack([Xn, Z])
+    metric = dk.GroundMetric(numerical=dk.NormCost(p=1, weights=[0.5, 2.0, 1.0]),
+                             categorical=dk.MismatchCost([np.inf, np.inf, np.inf]), label=dk.LabelCost(kappa))
+    kw = dict(categorical_features=[3, 4, 5], categories=[list(range(a)) for a in LEVELS])
+    weights = np.random.default_rng(2).random(30) + 0.1
+    for the_loss in (loss, dk.losses.Adversarial(loss, norm=2, budget=0.1)):
+        prob = dk.Problem(the_loss, dk.Wasserstein(metric, radius=radius), task=task)
+        inst = prob.bind(X, y, sample_weight=weights, **kw)
+        rng = np.random.default_rng(4)
+        for _ in range(4):
+            b0, coef = rng.normal(), rng.normal(size=inst.schema.n_encoded)
+            lp = dk.worst_case_value(inst, b0, coef).value
+            assert worst_case_value_numerical(inst, b0, coef) == pytest.approx(lp, rel=1e-8, abs=1e-9)

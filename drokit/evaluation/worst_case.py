@@ -179,6 +179,44 @@ def worst_case_value_oracle(inst: DROInstance, intercept: float, coef: np.ndarra
     return WorstCaseValue(best[1], best[0], lam_min, best[3].rows, np.zeros(0), np.zeros(0))
 
 
+def worst_case_value_numerical(inst: DROInstance, intercept: float, coef: np.ndarray) -> float:
+    """Worst-case risk of a fixed model when no categorical feature can change (the closed form's setting):
+    each sample has its nominal row (cost 0) and, with label flips, its flipped row (cost kappa), so
+
+        WC(beta) = min_{lambda >= lambda_min}  lambda eps + sum_n p_n l_n + sum_n p_n (d_n - kappa lambda)_+,
+
+    ``l_n`` the nominal loss and ``d_n`` the gain of the flip.  The function is convex and piecewise linear
+    in lambda with breakpoints ``d_n / kappa`` and slope ``eps - kappa (mass of the breakpoints above
+    lambda)``: sorting the breakpoints gives the minimizer exactly, in O(N log N), without an LP (the
+    HiGHS LP of :func:`worst_case_value` solves the same problem to its feasibility tolerance, ~1e-9, and
+    builds a sparse design: 0.2 s at 100,000 x 50)."""
+    inst = inst.evaluated_at(coef)
+    coef = np.asarray(coef, dtype=float)
+    n = inst.n_numerical
+    f = np.asarray(inst.data.X, dtype=float) @ coef[:n] + intercept
+    if inst.schema.n_encoded > n:                        # immutable categorical columns
+        f = f + inst.schema.dummies(inst.data.Z) @ coef[n:]
+    families = inst.label_families()
+    nominal = families[0]
+    losses = inst.loss.value(nominal.sigma * f - nominal.shift)
+    lam_min = lambda_floor(inst, coef)
+    if not np.isfinite(lam_min):
+        return np.inf
+    p, eps = inst.p, float(inst.radius)
+    base = float(p @ losses)
+    if len(families) == 1:
+        return lam_min * eps + base
+    flip = families[1]
+    kappa = float(flip.extra_cost)
+    gain = inst.loss.value(flip.sigma * f - flip.shift) - losses
+    breaks = gain / kappa
+    order = np.argsort(-breaks)
+    above = np.cumsum(p[order])                          # mass of the breakpoints >= breaks[order[j]]
+    j = int(np.searchsorted(above, eps / kappa, side="right"))
+    lam = max(lam_min, float(breaks[order[j]]) if j < order.size else -np.inf, 0.0)
+    return float(lam * eps + base + p @ np.maximum(gain - kappa * lam, 0.0))
+
+
 def certified_upper_bound(inst: DROInstance, intercept: float, coef: np.ndarray) -> float:
     """Exact worst-case risk of the model, computed without the conic solver: the enumeration LP (HiGHS)
     when it has at most :data:`CERTIFICATE_ENUMERATION_ROWS` rows, else the DP oracle's one-dimensional
@@ -186,7 +224,10 @@ def certified_upper_bound(inst: DROInstance, intercept: float, coef: np.ndarray)
     return the value of a feasible point of the dual, so the result is an upper bound even if the
     lambda search stopped early.  The oracle path is milliseconds where the LP takes seconds (balance-
     scale: 360,000 rows, 0.9 s by the LP; hayes-roth: 8,448 rows, 0.018 s by the LP, 0.002 s by the
-    oracle; benchmarks/RESULTS.md)."""
+    oracle; benchmarks/RESULTS.md).  When no categorical feature can change, the exact sort of
+    :func:`worst_case_value_numerical`."""
+    if inst.mutable_categorical().size == 0:
+        return worst_case_value_numerical(inst, intercept, coef)
     if inst.radius == 0 or count_configuration_rows(inst) <= CERTIFICATE_ENUMERATION_ROWS:
         return worst_case_value(inst, intercept, coef).value
     return worst_case_value_oracle(inst, intercept, coef).value
