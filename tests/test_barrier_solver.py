@@ -182,8 +182,8 @@ def test_auto_falls_back_to_clarabel_outside_the_barriers_scope():
     (dk.Problem("hinge", dk.Wasserstein(radius=0.05)), "not the plain logistic loss"),
     (dk.Problem("logistic", dk.Wasserstein(radius=0.05), l2_penalty=0.1), "penalty"),
     (dk.Problem("logistic", dk.Wasserstein(dk.GroundMetric(numerical=dk.NormCost(p=1.5)), 0.05)), "p = 1.5"),
-    (dk.Problem("logistic", dk.Wasserstein(dk.GroundMetric(numerical=dk.NormCost(weights=[np.inf, 1, 1])), 0.05)),
-     "immutable"),
+    (dk.Problem("logistic", dk.Wasserstein(dk.GroundMetric(numerical=dk.NormCost(weights=[np.inf] * 3)), 0.05)),
+     "no numerical feature can move"),
 ])
 def test_barrier_refuses_what_it_does_not_solve_and_says_why(problem, reason):
     X, y = logistic_data(n=60, d=3)
@@ -261,7 +261,7 @@ def test_direct_call_reports_size_and_history():
 @pytest.mark.parametrize("seed", range(4))
 def test_random_instances_agree_with_the_conic_program(seed):
     """15 random instances per seed over norms, label costs, radii (1e-4 to 5), feature scales (0.01 to 100),
-    metric and sample weights, with and without intercept, separable / imbalanced / noise labels: the
+    metric weights (sometimes an immutable feature) and sample weights, with and without intercept, separable / imbalanced / noise labels: the
     barrier's model is no worse than Clarabel's (both evaluated exactly), its bracket is closed to 1e-6,
     and its lower bound is below the exact risk of Clarabel's model."""
     rng = np.random.default_rng(100 + seed)
@@ -275,10 +275,12 @@ def test_random_instances_agree_with_the_conic_program(seed):
              "separable": np.where(f > 0, 1, -1), "imbalanced": np.where(rng.random(n) < 0.06, 1, -1),
              "noise": rng.choice([-1, 1], n)}[kind]
         y[:2] = [1, -1]
+        weights = rng.uniform(0.2, 3, d) if rng.random() < 0.5 else None
+        if weights is not None and d >= 2 and rng.random() < 0.4:
+            weights[0] = np.inf                                   # an immutable feature: a free column
         cp = compiled(X, y, p=float(rng.choice([1, 2, np.inf])), kappa=float(rng.choice([np.inf, 0.1, 1.0, 10.0])),
                       eps=float(10 ** rng.uniform(-4, 0.7)) * (scale if rng.random() < 0.5 else 1.0),
-                      weights=rng.uniform(0.2, 3, d) if rng.random() < 0.5 else None,
-                      sample_weight=rng.random(n) + 0.05 if rng.random() < 0.3 else None,
+                      weights=weights, sample_weight=rng.random(n) + 0.05 if rng.random() < 0.3 else None,
                       fit_intercept=bool(rng.random() < 0.8))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -290,18 +292,57 @@ def test_random_instances_agree_with_the_conic_program(seed):
         assert res.lower_bound <= conic.upper_bound + tol + 2e-9   # 2e-9: the evaluation LP's tolerance
 
 
-@pytest.mark.parametrize("p, kappa, intercept", [(2, np.inf, True), (1, 1.0, True), (np.inf, 0.3, False),
-                                                 (2, 2.0, True)])
-def test_dual_value_is_a_bound_at_any_multipliers(p, kappa, intercept):
-    """Weak duality for every (a, pi) in [0, 1]: the balancing (intercept condition) and the scaling into
-    the budget are what make an arbitrary point dual feasible; without either this fails."""
+@pytest.mark.parametrize("p, kappa, intercept, immutable", [(2, np.inf, True, False), (1, 1.0, True, False),
+                                                            (np.inf, 0.3, False, False), (2, 2.0, True, False),
+                                                            (2, np.inf, True, True), (1, 0.7, False, True)])
+def test_dual_value_is_a_bound_at_any_multipliers(p, kappa, intercept, immutable):
+    """Weak duality for every (a, pi) in [0, 1]: the repair of the free columns' conditions (intercept,
+    immutable features) and the scaling into the budget are what make an arbitrary point dual feasible;
+    without either this fails."""
     X, y = logistic_data(n=120, d=3, seed=8, kind="imbalanced")
     rng = np.random.default_rng(3)
+    finite = 0
     for eps in (0.01, 0.3, 20.0):
-        cp = compiled(X, y, p=p, kappa=kappa, eps=eps, fit_intercept=intercept)
-        optimum = cp.solve(solver="barrier").upper_bound
+        cp = compiled(X, y, p=p, kappa=kappa, eps=eps, fit_intercept=intercept,
+                      weights=[np.inf, 1.0, 1.0] if immutable else None)
+        res = cp.solve(solver="barrier")
+        optimum = res.upper_bound
         scaled = barrier._ScaledProblem.from_instance(cp.instance)
         trials = [(np.full(120, 0.5), np.zeros(120)), (np.full(120, 0.9), np.full(120, 0.2))]
         trials += [(rng.random(120), rng.random(120) * rng.random()) for _ in range(30)]
         for a, pi in trials:
             assert scaled.dual_value(a, pi if np.isfinite(kappa) else 0 * pi) <= optimum + 1e-9
+        # near the optimum's slopes (perturbed by 1%) the repair must succeed, and the bound is close
+        slopes = 1.0 / (1.0 + np.exp(y * (X @ res.coef + res.intercept)))
+        for _ in range(10):
+            a = np.clip(slopes * (1 + 0.01 * rng.normal(size=120)), 0.0, 1.0)
+            value = scaled.dual_value(a, 0 * a)
+            assert value <= optimum + 1e-9
+            finite += np.isfinite(value)
+    assert finite == 30
+
+
+@pytest.mark.parametrize("p, kappa", [(2, np.inf), (1, 0.5), (np.inf, 3.0)])
+def test_immutable_features_are_free_columns(p, kappa):
+    """Immutable numerical features (gamma = inf) and immutable categorical features enter unconstrained,
+    like the intercept; the dual's conditions on them are repaired (not only the intercept's)."""
+    import pandas as pd
+    rng = np.random.default_rng(11)
+    n = 300
+    df = pd.DataFrame({"a": rng.normal(size=n), "b": rng.normal(size=n) * 5, "age": rng.normal(40, 10, n),
+                       "region": pd.Categorical(rng.choice(["n", "s", "e"], n)),
+                       "job": pd.Categorical(rng.choice(["x", "y"], n))})
+    f = df["a"] - 0.2 * df["b"] + 0.05 * (df["age"] - 40) + (df["region"] == "n") - 0.5 * (df["job"] == "x")
+    y = np.where(rng.random(n) < 1 / (1 + np.exp(-f)), 1, -1)
+    metric = dk.GroundMetric(numerical=dk.NormCost(p=p, weights={"age": np.inf, "b": 0.5}),
+                             categorical=dk.MismatchCost(weights={"region": np.inf, "job": np.inf}),
+                             label=dk.LabelCost(kappa))
+    cp = dk.Problem("logistic", dk.Wasserstein(metric, 0.05)).compile(df, y)
+    assert cp.method == "closed_form" and ineligibility(cp.instance) is None
+    res = cp.solve()
+    conic = cp.solve(solver="clarabel")
+    assert res.solver == "barrier" and res.status == "optimal" and res.relative_gap <= 1e-8
+    assert res.upper_bound == pytest.approx(conic.upper_bound, abs=1e-7)
+    assert res.lower_bound <= conic.upper_bound + 1e-9
+    np.testing.assert_allclose(res.coef, conic.coef, atol=1e-4)
+    assert abs(res.coef[2]) > 1e-3                  # the immutable age is fitted, not dropped

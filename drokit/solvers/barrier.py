@@ -27,7 +27,7 @@ norm) and of ``t_n >= 0``, ``t_n >= u_n - kappa lambda`` (weighted by ``p_n``). 
 log(1 - a)``, the conjugate of the log-loss) and ``(u - kappa lambda)_+ >= pi (u - kappa lambda)``; summing,
 the minimum over ``(phi, b, lambda)`` of the resulting linear function is ``sum_n p_n H(a_n)`` when
 
-    sum_n p_n (a_n - pi_n) y_n = 0   (with an intercept),
+    sum_n p_n (a_n - pi_n) y_n z_n = 0   (z_n: 1 for the intercept, the columns of immutable features),
     ||sum_n p_n (a_n - pi_n) y_n x~_n||_p + kappa sum_n p_n pi_n <= eps
 
 (``p`` the ground norm's exponent, dual to ``q``), and minus infinity otherwise.  So
@@ -36,7 +36,7 @@ the minimum over ``(phi, b, lambda)`` of the resulting linear function is ``sum_
 
 The method takes ``a_n = sigma(-u_n)`` (the loss's slope) and ``pi_n = 1 / (tau (t_n - u_n + kappa
 lambda))`` (the barrier's multiplier), restores the intercept condition exactly by rescaling one class's
-``a_n`` (:func:`_balanced`) and the budget by scaling ``(a, pi)`` by ``eps / budget`` when it is exceeded
+``a_n`` (:meth:`_ScaledProblem.repaired`, also for the free columns of immutable features) and the budget by scaling ``(a, pi)`` by ``eps / budget`` when it is exceeded
 (both conditions are homogeneous).  Near the optimum the samples at the kink ``u_n = kappa lambda`` defeat
 the barrier's multipliers (:meth:`_ScaledProblem.polished_flip_multipliers` re-optimizes them).  The
 method stops when the value ``F(w)`` of its feasible point and this bound agree to ``tol`` (relative); both
@@ -110,15 +110,15 @@ def ineligibility(inst) -> Optional[str]:
         return "an l1 / l2 penalty is set"
     if not inst.radius > 0:
         return "the radius is 0 (plain ERM)"
-    if inst.schema.n_encoded != inst.n_numerical:
-        return "the data have categorical columns"
-    gamma = np.asarray(inst.metric.gamma, dtype=float)
-    if np.any(np.isinf(gamma)):
-        return "a numerical feature is immutable (gamma = inf)"
-    if inst.metric.numerical.dual_p not in SUPPORTED_DUAL_EXPONENTS:
+    if inst.mutable_categorical().size:
+        return "a categorical feature can change (the closed form needs them all immutable)"
+    if inst.n_numerical and inst.metric.numerical.dual_p not in SUPPORTED_DUAL_EXPONENTS:
         return f"the ground norm's p = {inst.metric.numerical.p} (only p in 1, 2, inf)"
-    if inst.n_numerical == 0:
-        return "there are no numerical features"
+    gamma = np.asarray(inst.metric.gamma, dtype=float)
+    movable = np.ones(inst.n_numerical, dtype=bool)
+    movable[[j for j in np.asarray(inst.fixed_zero, dtype=int) if j < inst.n_numerical]] = False
+    if not np.any(movable & np.isfinite(gamma) & (gamma > 0)):
+        return "no numerical feature can move at a cost (none, or all immutable / free)"
     return None
 
 
@@ -180,11 +180,15 @@ class _ScaledProblem:
     """The program in scaled coordinates ``phi = beta / gamma`` over the active numerical columns."""
 
     def __init__(self, A: np.ndarray, p: np.ndarray, y: np.ndarray, eps: float, kappa: float, q: float,
-                 fit_intercept: bool, active: np.ndarray, gamma: np.ndarray, n_coef: int):
-        self.A = A                    # (N, k): y_n [x~_n, 1]
+                 fit_intercept: bool, active: np.ndarray, gamma: np.ndarray, n_coef: int,
+                 free: Optional[np.ndarray] = None):
+        self.A = A                    # (N, k): y_n [x~_n, z_n, 1]: scaled mutable, free columns, intercept
         self.p, self.y, self.eps, self.kappa, self.q = p, y, eps, kappa, q
         self.fit_intercept = fit_intercept
         self.active, self.gamma, self.n_coef = active, gamma, n_coef
+        #: positions in ``coef`` of the free columns (immutable numerical features, dummies of immutable
+        #: categorical ones): unconstrained by the norm, like the intercept
+        self.free = np.zeros(0, dtype=int) if free is None else free
         self.d = active.size
         self.k = A.shape[1]
         self.lam_at = self.k
@@ -199,22 +203,34 @@ class _ScaledProblem:
 
     @classmethod
     def from_instance(cls, inst) -> "_ScaledProblem":
+        """Columns: the mutable numerical features scaled by gamma, then the free ones (gamma = inf, and
+        the dummies of the immutable categorical features), then the intercept; fixed coefficients
+        (``fixed_zero``, gamma = 0) are left out."""
+        n = inst.n_numerical
         gamma = np.asarray(inst.metric.gamma, dtype=float)
-        fixed = np.zeros(inst.n_numerical, dtype=bool)
+        fixed = np.zeros(inst.schema.n_encoded, dtype=bool)
         fixed[np.asarray(inst.fixed_zero, dtype=int)] = True
-        active = np.flatnonzero(~fixed & (gamma > 0))
+        active = np.flatnonzero(~fixed[:n] & (gamma > 0) & np.isfinite(gamma))
+        free = np.concatenate([np.flatnonzero(~fixed[:n] & np.isinf(gamma)),
+                               n + np.flatnonzero(~fixed[n:])]).astype(int)
         y = np.asarray(inst.y, dtype=float)
         X = np.asarray(inst.data.X, dtype=float)
-        d = active.size
-        A = np.empty((X.shape[0], d + int(bool(inst.fit_intercept))))   # built in place: 100,000 x 50 is 40 MB
+        d, m = active.size, free.size
+        A = np.empty((X.shape[0], d + m + int(bool(inst.fit_intercept))))   # in place: 100,000 x 50 is 40 MB
         A[:, :d] = X if d == X.shape[1] else X[:, active]
         A[:, :d] *= gamma[active]
+        if m:
+            numeric = free[free < n]
+            A[:, d:d + numeric.size] = X[:, numeric]
+            if numeric.size < m:
+                dummies = inst.schema.dummies(inst.data.Z)
+                A[:, d + numeric.size:d + m] = dummies[:, free[free >= n] - n].toarray()
         if inst.fit_intercept:
-            A[:, d] = 1.0
+            A[:, d + m] = 1.0
         A *= y[:, None]
         return cls(A, np.asarray(inst.p, dtype=float), y, float(inst.radius),
                    float(inst.metric.kappa), float(inst.metric.numerical.dual_p), bool(inst.fit_intercept),
-                   active, gamma, inst.n_numerical)
+                   active, gamma, inst.schema.n_encoded, free)
 
     def size(self) -> Dict[str, int]:
         n = self.A.shape[0]
@@ -450,10 +466,9 @@ class _ScaledProblem:
         """``sum_n p_n H(a_n)`` after making ``(a, pi)`` dual feasible: the intercept condition by
         :func:`_balanced`, the budget by scaling ``(a, pi)`` by ``eps / budget`` when it exceeds eps
         (the scaled point keeps the intercept condition: it is linear and homogeneous)."""
-        if self.fit_intercept:
-            a = _balanced(a, pi, self.p, self.y)
-            if a is None:
-                return -np.inf
+        a = self.repaired(a, pi)
+        if a is None:
+            return -np.inf
         spent = self.budget(a, pi)
         if spent > self.eps:
             a = a * (self.eps / spent)
@@ -492,9 +507,10 @@ class _ScaledProblem:
         x, z = pb.var("pi", kink.size), pb.var("z", 1)
         pb.add_nonneg(Affine.vstack([x, 1.0 - x]))
         NormCost(p=self.q).add_dual_norm_leq(pb, x.premultiply(-M) + v0, z, np.ones(self.d))
-        if self.fit_intercept:
-            rhs = float(self.p @ (a * self.y)) - float(self.p @ (fixed * self.y))
-            pb.add_zero(x.premultiply((pk * yk)[None, :]) - rhs)
+        if self.k > self.d:                                # the free columns' conditions
+            F = self.A[:, self.d:]
+            rhs = F.T @ (self.p * (a - fixed))
+            pb.add_zero(x.premultiply((F[kink] * pk[:, None]).T) - rhs)
         pb.minimize(z + x.premultiply((self.kappa * pk)[None, :]))
         try:
             sol = solve_with_retries(ClarabelBackend(), pb.build())
@@ -506,11 +522,37 @@ class _ScaledProblem:
         out[kink] = np.clip(sol.x[:kink.size], 0.0, 1.0)
         return out
 
+    def repaired(self, a: np.ndarray, pi: np.ndarray) -> Optional[np.ndarray]:
+        """``a`` changed so that ``sum_n p_n (a_n - pi_n) y_n z_n = 0`` for every free column ``z`` (the
+        intercept's ``1`` included), staying in [0, 1]; ``None`` if that fails.
+
+        The intercept alone: :func:`_balanced` (one class rescaled).  Several free columns: the change
+        ``a_n + r_n (F c)_n`` with ``r_n = min(a_n, 1 - a_n)`` (room in [0, 1]) and ``F`` the free columns
+        times ``y_n``, ``c`` solving ``F^T diag(p r) F c = -F^T (p (a - pi))``; valid when every
+        ``|(F c)_n| <= 1``."""
+        m = self.k - self.d
+        if m == 0:
+            return a
+        if m == 1 and self.fit_intercept:
+            return _balanced(a, pi, self.p, self.y)
+        F = self.A[:, self.d:]
+        residual = F.T @ (self.p * (a - pi))
+        if not np.any(residual):
+            return a
+        room = np.minimum(a, 1.0 - a)
+        gram = F.T @ (F * (self.p * room)[:, None])
+        c = np.linalg.lstsq(gram, -residual, rcond=None)[0]
+        step = F @ c
+        if not np.all(np.abs(step) <= 1.0):
+            return None
+        return np.clip(a + room * step, 0.0, 1.0)
+
     def model(self, state: _State):
         w = state.w
         coef = np.zeros(self.n_coef)
         coef[self.active] = w[: self.d] * self.gamma[self.active]
-        intercept = float(w[self.d]) if self.fit_intercept else 0.0
+        coef[self.free] = w[self.d:self.d + self.free.size]
+        intercept = float(w[self.k - 1]) if self.fit_intercept else 0.0
         return coef, intercept, float(w[self.lam_at]), self.losses(w)
 
 
