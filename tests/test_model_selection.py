@@ -331,12 +331,13 @@ def test_fits_carry_the_drokit_certificate_and_refit_time(sequential):
         params = sequential.results["params"][row.candidate]
         direct = _estimator(kappa=params["kappa"], radius=-math.log(params["theta"]))
         train, _ = sequential.splits[row.split]
-        assert row.method == direct.fit(X.iloc[train], Y.iloc[train]).result_.method != ""
+        fitted = direct.fit(X.iloc[train], Y.iloc[train]).result_
+        assert row.method == fitted.method != "" and row.solver == fitted.solver != ""
     assert sequential.refit_time > 0.0
     plain = cross_validate_grid(LogisticRegressionOnCodes(), X, Y, {"C": [0.5, 2.0]}, cv=3, seed=SEED,
                                 progress=False)
     assert (plain.fits["status"] == "").all() and plain.fits["relative_gap"].isna().all()
-    assert (plain.fits["method"] == "").all()
+    assert (plain.fits["method"] == "").all() and (plain.fits["solver"] == "").all()
 
 
 class LogisticRegressionOnCodes(LogisticRegression):

@@ -84,7 +84,8 @@ class SweepResult:
     fits : one row per fit: ``candidate`` (row of ``results``), ``split``, ``test_score``,
         ``fit_time``, ``score_time``, ``error``, and for drokit estimators the fit's certificate:
         ``status`` (``result_.status``; ``""`` otherwise), ``method`` (``result_.method``, the compile path
-        ``auto`` chose; ``""`` otherwise), ``relative_gap`` (NaN otherwise) and
+        ``auto`` chose; ``""`` otherwise), ``solver`` (``result_.solver``, e.g. ``"barrier"`` or
+        ``"clarabel"``; ``""`` otherwise), ``relative_gap`` (NaN otherwise) and
         ``warnings`` (the messages the fit warned, e.g. an uncertified cutting plane with
         ``on_inaccurate="warn"``; warnings raised in worker processes are otherwise lost).
     best_index_ : row of the best combination (highest mean score among those without failures), or
@@ -482,12 +483,12 @@ def _fit_and_score(estimator, X, y, params: Dict[str, Any], split: Split, scorer
                    k: int, split_name: str, shown: Mapping[str, Any], raise_errors: bool) -> dict:
     """Fit a clone with ``params`` on the training rows, score it on the test rows.
 
-    Returns ``{candidate, split, test_score, fit_time, score_time, error, status, method, relative_gap,
-    warnings}``; a failure is recorded in ``error`` (``"fit: Type: message"``) unless ``raise_errors``.
+    Returns ``{candidate, split, test_score, fit_time, score_time, error, status, method, solver,
+    relative_gap, warnings}``; a failure is recorded in ``error`` (``"fit: Type: message"``) unless ``raise_errors``.
     """
     train, test = split
     record = {"candidate": candidate, "split": k, "test_score": float("nan"), "fit_time": float("nan"),
-              "score_time": float("nan"), "error": "", "status": "", "method": "",
+              "score_time": float("nan"), "error": "", "status": "", "method": "", "solver": "",
               "relative_gap": float("nan"), "warnings": ""}
     stage = "fit"
     try:
@@ -502,6 +503,7 @@ def _fit_and_score(estimator, X, y, params: Dict[str, Any], split: Split, scorer
         if result is not None:
             record["status"], record["relative_gap"] = result.status, float(result.relative_gap)
             record["method"] = str(getattr(result, "method", ""))
+            record["solver"] = str(getattr(result, "solver", ""))
         stage = "score"
         start = time.perf_counter()
         record["test_score"] = float(scorer(model, _safe_indexing(X, test), _safe_indexing(y, test)))
@@ -530,7 +532,7 @@ def _fits_table(records: Mapping[Tuple[int, int], dict], tasks, error_score) -> 
     """One row per fit in (candidate, split) order; failed fits score ``error_score``."""
     rows = [records[key] for key in tasks]
     fits = pd.DataFrame(rows, columns=["candidate", "split", "test_score", "fit_time", "score_time",
-                                       "error", "status", "method", "relative_gap", "warnings"])
+                                       "error", "status", "method", "solver", "relative_gap", "warnings"])
     failed = fits["error"] != ""
     if failed.any():  # never with error_score="raise": the first failure raised
         fits.loc[failed, "test_score"] = error_score
