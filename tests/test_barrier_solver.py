@@ -346,3 +346,20 @@ def test_immutable_features_are_free_columns(p, kappa):
     assert res.lower_bound <= conic.upper_bound + 1e-9
     np.testing.assert_allclose(res.coef, conic.coef, atol=1e-4)
     assert abs(res.coef[2]) > 1e-3                  # the immutable age is fitted, not dropped
+
+
+def test_samples_of_weight_zero():
+    """p_n = 0 samples add nothing to the objective; their hinge epigraphs had nothing pulling them down
+    (the centering diverged and the fit fell back to Clarabel): they are left out, and their epigraph
+    values still reported."""
+    X, y = logistic_data(n=200, d=3, seed=12)
+    weights = np.random.default_rng(0).random(200)
+    weights[:50] = 0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = compiled(X, y, kappa=0.5, sample_weight=weights).solve()
+    assert res.solver == "barrier" and res.status == "optimal"
+    kept = compiled(X[50:], y[50:], kappa=0.5, sample_weight=weights[50:]).solve(solver="barrier")
+    assert res.upper_bound == pytest.approx(kept.upper_bound, abs=1e-8)
+    assert res.s.shape == (200,) and np.all(np.isfinite(res.s))
+    np.testing.assert_allclose(res.s[50:], kept.s, atol=1e-5)

@@ -189,6 +189,8 @@ class _ScaledProblem:
         #: positions in ``coef`` of the free columns (immutable numerical features, dummies of immutable
         #: categorical ones): unconstrained by the norm, like the intercept
         self.free = np.zeros(0, dtype=int) if free is None else free
+        #: ``(positions, rows of A)`` of samples of weight 0, left out of the problem (None: none)
+        self.unweighted: Optional[tuple] = None
         self.d = active.size
         self.k = A.shape[1]
         self.lam_at = self.k
@@ -228,9 +230,17 @@ class _ScaledProblem:
         if inst.fit_intercept:
             A[:, d + m] = 1.0
         A *= y[:, None]
-        return cls(A, np.asarray(inst.p, dtype=float), y, float(inst.radius),
-                   float(inst.metric.kappa), float(inst.metric.numerical.dual_p), bool(inst.fit_intercept),
-                   active, gamma, inst.schema.n_encoded, free)
+        p = np.asarray(inst.p, dtype=float)
+        # a sample of weight 0 adds nothing to F, and its hinge epigraph would have no objective pulling it
+        # down (the centering diverges): it is left out, and its loss evaluated at the end
+        weighted = p > 0
+        dropped = None if weighted.all() else A[~weighted]
+        if dropped is not None:
+            A, p, y = A[weighted], p[weighted], y[weighted]
+        out = cls(A, p, y, float(inst.radius), float(inst.metric.kappa), float(inst.metric.numerical.dual_p),
+                  bool(inst.fit_intercept), active, gamma, inst.schema.n_encoded, free)
+        out.unweighted = (np.flatnonzero(~weighted), dropped) if dropped is not None else None
+        return out
 
     def size(self) -> Dict[str, int]:
         n = self.A.shape[0]
@@ -277,8 +287,9 @@ class _ScaledProblem:
         """``F = eps lambda + sum_n p_n h(u_n, lambda)`` (the exact objective, not the epigraph's)."""
         return float(self.eps * state.w[self.lam_at] + self.p @ self.losses(state.w))
 
-    def losses(self, w: np.ndarray) -> np.ndarray:
-        u = self.margins(w)
+    def losses(self, w: np.ndarray, rows: Optional[np.ndarray] = None) -> np.ndarray:
+        """``h(u_n, lambda)`` of every (kept) sample, or of the rows ``rows`` of the same layout as ``A``."""
+        u = self.margins(w) if rows is None else rows @ w[: self.k]
         out = np.logaddexp(0.0, -u)
         if self.flips:
             out += np.maximum(u - self.kappa * w[self.lam_at], 0.0)
@@ -449,7 +460,7 @@ class _ScaledProblem:
         h = t - u + self.kappa * state.w[self.lam_at]
         # 1 / (tau h) = 1 - 1 / (tau t) when centered: use the form without cancellation (h << t means
         # h = t - (u - kappa lambda) lost its digits, and 1 / (tau t) is then the accurate term)
-        scale = self.hinge_weight / (tau * self.p)
+        scale = self.hinge_weight / (tau * self.p)      # p > 0: samples of weight 0 are left out
         return np.clip(np.where(h >= t, scale / h, 1.0 - scale / t), 0.0, 1.0)
 
     def budget(self, a: np.ndarray, pi: np.ndarray) -> float:
@@ -553,7 +564,16 @@ class _ScaledProblem:
         coef[self.active] = w[: self.d] * self.gamma[self.active]
         coef[self.free] = w[self.d:self.d + self.free.size]
         intercept = float(w[self.k - 1]) if self.fit_intercept else 0.0
-        return coef, intercept, float(w[self.lam_at]), self.losses(w)
+        s = self.losses(w)
+        if self.unweighted is not None:              # every sample's epigraph value, weight 0 ones included
+            where, rows = self.unweighted
+            full = np.empty(s.size + where.size)
+            kept = np.ones(full.size, dtype=bool)
+            kept[where] = False
+            full[kept] = s
+            full[where] = self.losses(w, rows)
+            s = full
+        return coef, intercept, float(w[self.lam_at]), s
 
 
 def _balanced(a: np.ndarray, pi: np.ndarray, p: np.ndarray, y: np.ndarray) -> Optional[np.ndarray]:
