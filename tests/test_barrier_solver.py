@@ -261,9 +261,10 @@ def test_direct_call_reports_size_and_history():
 @pytest.mark.parametrize("seed", range(4))
 def test_random_instances_agree_with_the_conic_program(seed):
     """15 random instances per seed over norms, label costs, radii (1e-4 to 5), feature scales (0.01 to 100),
-    metric weights (sometimes an immutable feature) and sample weights, with and without intercept, separable / imbalanced / noise labels: the
-    barrier's model is no worse than Clarabel's (both evaluated exactly), its bracket is closed to 1e-6,
-    and its lower bound is below the exact risk of Clarabel's model."""
+    metric weights (sometimes an immutable feature) and sample weights, with and without intercept,
+    separable / imbalanced / noise labels: the barrier's model is no worse than Clarabel's (both evaluated
+    exactly), its bracket is closed to 1e-6, and its lower bound is below the exact risk of Clarabel's
+    model."""
     rng = np.random.default_rng(100 + seed)
     for _ in range(15):
         n, d = int(rng.choice([20, 60, 200])), int(rng.choice([1, 2, 5, 12]))

@@ -35,9 +35,10 @@ the minimum over ``(phi, b, lambda)`` of the resulting linear function is ``sum_
     OPT >= sum_n p_n H(a_n)   for every such (a, pi).
 
 The method takes ``a_n = sigma(-u_n)`` (the loss's slope) and ``pi_n = 1 / (tau (t_n - u_n + kappa
-lambda))`` (the barrier's multiplier), restores the intercept condition exactly by rescaling one class's
-``a_n`` (:meth:`_ScaledProblem.repaired`, also for the free columns of immutable features) and the budget by scaling ``(a, pi)`` by ``eps / budget`` when it is exceeded
-(both conditions are homogeneous).  Near the optimum the samples at the kink ``u_n = kappa lambda`` defeat
+lambda))`` (the barrier's multiplier), restores the equality conditions exactly (the intercept's by
+rescaling one class's ``a_n``, those of immutable features' columns by a weighted least-norm change,
+:meth:`_ScaledProblem.repaired`) and the budget by scaling ``(a, pi)`` by ``eps / budget`` when it is
+exceeded (both kinds of condition are homogeneous).  Near the optimum the samples at the kink ``u_n = kappa lambda`` defeat
 the barrier's multipliers (:meth:`_ScaledProblem.polished_flip_multipliers` re-optimizes them).  The
 method stops when the value ``F(w)`` of its feasible point and this bound agree to ``tol`` (relative); both
 are reported, so the answer carries its own proof of optimality, independent of the Newton iterations.
@@ -148,7 +149,8 @@ def solve_closed_form_logistic(inst, *, tol: Optional[float] = None, max_iter: O
     for outer in range(1, 200):
         steps += problem.center(state, tau, max_iter - steps)
         upper = problem.value(state)
-        lower = max(lower, problem.lower_bound(state, tau, polish=(upper - lower) <= POLISH_GAP * max(1.0, abs(upper))))
+        polish = upper - lower <= POLISH_GAP * max(1.0, abs(upper))
+        lower = max(lower, problem.lower_bound(state, tau, polish=polish))
         gap = (upper - lower) / max(1.0, abs(upper))
         history.append({"tau": tau, "newton_steps": steps, "upper": upper, "lower": lower, "gap": gap})
         if verbose:
@@ -172,7 +174,7 @@ def solve_closed_form_logistic(inst, *, tol: Optional[float] = None, max_iter: O
 
 @dataclass
 class _State:
-    w: np.ndarray                     # (phi, [b], lambda, [r for q = 1])
+    w: np.ndarray                     # (phi, free columns, [b], lambda, [r for q = 1])
     t: Optional[np.ndarray]           # hinge epigraphs (finite kappa)
 
 
@@ -197,9 +199,10 @@ class _ScaledProblem:
         self.n_w = self.k + 1 + (self.d if q == 1 else 0)
         self.flips = bool(np.isfinite(kappa))
         self.norm_rows = self._norm_rows()
-        # barrier parameter: the norm cone's (2 for the second-order cone) + the weighted hinge barriers
-        #: weight of each sample's two hinge barriers (``-w_n log t_n - w_n log(t_n - u_n + kappa lambda)``)
+        #: weight of each sample's two hinge barriers (``-w_n log t_n - w_n log(t_n - u_n + kappa lambda)``);
+        #: 1: weights p_n (a parameter summing to 2) stalled the damped Newton phase (benchmarks/RESULTS.md)
         self.hinge_weight = np.ones_like(p)
+        # barrier parameter: the norm cone's (2 for the second-order cone, else its rows) + the hinges'
         self.nu = (2.0 if q == 2 else float(self.norm_rows[0].shape[0])) \
             + (2.0 * float(self.hinge_weight.sum()) if self.flips else 0.0)
 
