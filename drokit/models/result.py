@@ -105,8 +105,11 @@ class FitResult:
              f"  (gap {self.gap:.2e}, relative {self.relative_gap:.2e})" if self.bound == "exact" else
              f"bound       : UPPER bound {self.upper_bound:.10g} (static relaxation, not exact); the fitted "
              f"model's worst-case risk is in [{self.lower_bound:.10g}, {self.upper_bound:.10g}]"),
-            f"program     : {self.n_variables} variables, {self.n_constraints} rows ({cones}), "
-            f"{self.n_configuration_rows:,} configuration rows in the program (full enumeration "
+            (f"program     : {self.n_variables} variables, {self.n_constraints} rows ({cones}), "
+             if self.solver != "barrier" else
+             f"problem     : {self.n_variables} variables, {self.n_constraints} barrier terms ({cones}; no "
+             f"conic program built), ")
+            + f"{self.n_configuration_rows:,} configuration rows in the program (full enumeration "
             f"{self.n_enumeration_rows:,})",
             f"times (s)   : compile {self.compile_time:.3f}, solve {self.solve_time:.3f}, "
             f"certificate {self.evaluation_time:.3f}",
