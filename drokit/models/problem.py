@@ -299,12 +299,13 @@ class CompiledProblem:
               method_options: Optional[Mapping[str, Any]] = None) -> FitResult:
         """Solve with a back-end and certify the answer (see :meth:`_solve_once`).
 
-        ``solver="auto"`` (default) fits the closed-form logistic model (numerical features, no penalty,
-        l1 / l2 / l-inf ground norm) with drokit's structured barrier solver (:mod:`drokit.solvers.barrier`:
-        Newton steps on d + 2 variables instead of an interior-point method over 2N exponential cones,
-        40-60x faster than Clarabel at 10,000-100,000 rows, benchmarks/RESULTS.md) when no
-        ``solver_options`` are given, and with Clarabel otherwise; if the barrier solver does not certify
-        its answer, Clarabel solves the conic program instead.  ``solver="barrier"`` requires it.
+        ``solver="auto"`` (default) fits the closed-form logistic model (no categorical feature can change,
+        no penalty, l1 / l2 / l-inf ground norm; :func:`drokit.solvers.barrier.ineligibility`) with drokit's
+        structured barrier solver (:mod:`drokit.solvers.barrier`: Newton steps on d + 2 variables instead of
+        an interior-point method over 2N exponential cones; 4-89x faster than Clarabel on the conic program
+        at 1,000-100,000 rows, benchmarks/RESULTS.md) when no ``solver_options`` are given, and with
+        Clarabel otherwise; if the barrier solver does not certify its answer, Clarabel solves the conic
+        program instead.  ``solver="barrier"`` requires it.
 
         A loss compiled by outer approximation (:class:`drokit.losses.symbolic.SymbolicLoss` without a
         recognized conic form) is solved repeatedly: each solve's program under-estimates the loss by tangents,

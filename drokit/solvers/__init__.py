@@ -1,7 +1,7 @@
 """Conic back-ends: ``clarabel`` (default, always installed), ``mosek`` (only with a licence),
 ``scs`` and ``ecos`` (optional); and ``barrier`` (:mod:`.barrier`), a structured solver of the
-closed-form logistic model that ``solver="auto"`` picks for it.  Adding a back-end = one module with a :class:`SolverBackend`
-subclass plus one line in ``_BACKENDS``."""
+closed-form logistic model that ``solver="auto"`` picks for it.  Adding a back-end = one module with a
+:class:`SolverBackend` subclass plus one line in ``_BACKENDS``."""
 
 from __future__ import annotations
 
