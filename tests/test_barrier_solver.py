@@ -241,11 +241,47 @@ def test_verbose_prints_one_line_per_outer_iteration(capsys):
     assert capsys.readouterr().out == ""
 
 
-def test_ineligibility_reasons():
+def test_ineligibility_reasons(monkeypatch):
     X, y = logistic_data(n=60, d=3)
     assert ineligibility(compiled(X, y).instance) is None
     zero = dk.Problem("logistic", dk.Wasserstein(radius=0.0)).compile(X, y)
-    assert "radius is 0" in ineligibility(zero.instance)
+    assert ineligibility(zero.instance) is None                 # plain logistic regression
+    monkeypatch.setattr(barrier, "MAX_DENSE_ENTRIES", 100)
+    assert "dense design" in ineligibility(compiled(X, y).instance)
+
+
+# ------------------------------------------------------------------------------- radius 0 (ERM)
+@pytest.mark.parametrize("intercept, weighted", [(True, False), (False, False), (True, True)])
+def test_erm_matches_the_conic_program(intercept, weighted):
+    """Radius 0 is plain logistic regression over every column (numerical and categorical dummies):
+    Newton's method, certified by the same dual bound with every column's condition repaired."""
+    import pandas as pd
+    rng = np.random.default_rng(21)
+    df = pd.DataFrame({"a": rng.normal(size=400), "b": rng.normal(size=400) * 30,
+                       "c": pd.Categorical(rng.choice(list("pqrs"), 400)),
+                       "e": pd.Categorical(rng.choice(list("xy"), 400))})
+    y = np.where(rng.random(400) < 1 / (1 + np.exp(-(df["a"] - df["b"] / 30 + (df["c"] == "p")))), 1, -1)
+    cp = dk.Problem("logistic", dk.Wasserstein(radius=0.0), fit_intercept=intercept).compile(
+        df, y, sample_weight=rng.random(400) + 0.1 if weighted else None)
+    res = cp.solve()
+    conic = cp.solve(solver="clarabel")
+    assert cp.method == "erm" and res.solver == "barrier" and res.status == "optimal"
+    assert res.relative_gap <= 1e-10 and res.lower_bound <= conic.upper_bound + 1e-12
+    assert res.upper_bound <= conic.upper_bound + 1e-9
+    np.testing.assert_allclose(res.coef, conic.coef, atol=1e-5)        # strictly convex: one optimum
+
+
+def test_erm_on_separable_data_warns_like_the_conic_path():
+    """No minimizer: the value and the bound 0 meet at the tolerance with large coefficients, and the fit
+    warns, as with Clarabel."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(200, 3))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    cp = dk.Problem("logistic", dk.Wasserstein(radius=0.0)).compile(X, y)
+    with pytest.warns(RuntimeWarning, match="linearly separable"):
+        res = cp.solve()
+    assert res.solver == "barrier" and res.status == "optimal" and res.objective <= 1e-8
+    assert np.all(np.sign(res.coef[0]) == 1) and abs(res.coef[0]) > 10
 
 
 def test_direct_call_reports_size_and_history():
@@ -364,3 +400,18 @@ def test_samples_of_weight_zero():
     assert res.upper_bound == pytest.approx(kept.upper_bound, abs=1e-8)
     assert res.s.shape == (200,) and np.all(np.isfinite(res.s))
     np.testing.assert_allclose(res.s[50:], kept.s, atol=1e-5)
+
+
+def test_nearly_singular_newton_systems_do_not_blow_up_the_coefficients():
+    """credit-approval's categorical columns are nearly collinear (A4 / A5 code almost the same split):
+    without the ridge the Newton steps moved the coefficients by ~1e148 along the near-null space at
+    radius 0, where the objective does not change, and dk.worst_case of that model failed."""
+    X, y = dk.datasets.load("credit-approval", standardize=True)
+    X, y = X.sample(200, random_state=0), y.sample(200, random_state=0)
+    metric = dk.GroundMetric(numerical=dk.NormCost(p=1), categorical=dk.MismatchCost(weights=None, p=1))
+    erm = dk.DROClassifier(ambiguity=dk.Wasserstein(metric, radius=0.0)).fit(X, y)
+    assert erm.result_.solver == "barrier" and erm.result_.status == "optimal"
+    assert np.abs(erm.coef_).max() < 1e3           # partly separable levels still give large values (~76)
+    conic = dk.DROClassifier(ambiguity=dk.Wasserstein(metric, radius=0.0), solver="clarabel").fit(X, y)
+    assert erm.result_.objective <= conic.result_.objective + 1e-9
+    assert np.isfinite(dk.worst_case(erm, X, y, ambiguity=dk.Wasserstein(metric, radius=0.1)).value)

@@ -249,9 +249,10 @@ class CompiledProblem:
         from ..evaluation.worst_case import certified_upper_bound
         coef = np.array(coef, dtype=float)
         coef[self.instance.fixed_zero] = 0.0
-        # numerical features that move for free (gamma_j = 0): every program constrains beta_j = 0, and a
-        # solver's 1e-12 left there would make the exact worst case infinite
-        coef[np.flatnonzero(np.asarray(self.instance.metric.gamma, dtype=float) == 0)] = 0.0
+        # numerical features that move for free (gamma_j = 0): at a positive radius every program constrains
+        # beta_j = 0, and a solver's 1e-12 left there would make the exact worst case infinite
+        if self.instance.radius > 0:
+            coef[np.flatnonzero(np.asarray(self.instance.metric.gamma, dtype=float) == 0)] = 0.0
         t0 = time.perf_counter()
         upper = certified_upper_bound(self.evaluation_instance, intercept, coef) \
             + self.instance.penalty_value(coef)
@@ -407,17 +408,23 @@ class CompiledProblem:
                    f"{sol.info.get('attempts')})")
             warnings.warn(msg, RuntimeWarning, stacklevel=2)
             notes.append(msg)
-        if self.method == "erm" and self.instance.is_classification \
-                and isinstance(self.instance.loss, Logistic) and sol.primal_objective <= SEPARABLE_LOG_LOSS:
-            msg = (f"the training data are linearly separable (mean log-loss {sol.primal_objective:.1e} at "
-                   f"radius 0): the infimum 0 is not attained, so the coefficients' scale is set by the "
-                   f"solver's tolerance; use a radius > 0, which bounds them")
-            warnings.warn(msg, RuntimeWarning, stacklevel=2)
-            notes.append(msg)
+        notes += self._separable_warning(sol.primal_objective)
         result = self._result(sol, notes)
         if fallback_note is not None:
             result.auxiliary["barrier_fallback"] = fallback_note
         return result
+
+    def _separable_warning(self, objective: float) -> list:
+        """Warn (and return the message in a list) when plain logistic regression ends at a mean log-loss
+        of at most :data:`SEPARABLE_LOG_LOSS`: separable data, where no minimizer exists."""
+        if not (self.method == "erm" and self.instance.is_classification
+                and isinstance(self.instance.loss, Logistic) and objective <= SEPARABLE_LOG_LOSS):
+            return []
+        msg = (f"the training data are linearly separable (mean log-loss {objective:.1e} at radius 0): the "
+               f"infimum 0 is not attained, so the coefficients' scale is set by the solver's tolerance; use "
+               f"a radius > 0, which bounds them")
+        warnings.warn(msg, RuntimeWarning, stacklevel=4)
+        return [msg]
 
     def _uses_barrier(self, solver: Optional[str], solver_options) -> bool:
         """Whether this solve goes to the structured barrier solver: ``solver="barrier"`` (which must
@@ -427,10 +434,10 @@ class CompiledProblem:
         key = (solver or AUTO).lower()
         if key not in ("barrier", AUTO):
             return False
-        reason = "the method is " + repr(self.method) + ", not 'closed_form'" if self.method != "closed_form" \
-            else ineligibility(self.instance)
+        reason = (f"the method is {self.method!r}, not 'closed_form' or 'erm'"
+                  if self.method not in ("closed_form", "erm") else ineligibility(self.instance))
         if key == "barrier" and reason is not None:
-            raise ParameterError(f"solver='barrier' fits the closed-form logistic model only, but {reason}; "
+            raise ParameterError(f"solver='barrier' fits the closed-form (or radius-0) logistic model only, but {reason}; "
                                  f"use solver='auto' or 'clarabel'")
         return reason is None and (key == "barrier" or not solver_options)
 
@@ -468,6 +475,7 @@ class CompiledProblem:
                 warnings.warn(msg, RuntimeWarning, stacklevel=3)
                 status = "optimal_inaccurate"
             notes.append(msg)
+        notes += self._separable_warning(out.objective)
         problem_size = out.size
         result = FitResult(
             objective=out.objective, status=status, method=self.method, method_reason=self.method_reason,

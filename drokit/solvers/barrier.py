@@ -1,4 +1,5 @@
-"""A structured barrier method for the closed-form Wasserstein logistic program.
+"""A structured barrier method for the closed-form Wasserstein logistic program (and, at radius 0, Newton's
+method for plain logistic regression, :func:`_solve_erm`).
 
 With numerical features only, the Wasserstein logistic model has the closed form (belbasi2023 Lemma 1 and
 Prop. 1, the program of :func:`drokit.conic.reformulations.dual.build_dual_program` with the nominal rows
@@ -64,10 +65,17 @@ DEFAULT_MAX_ITER = 400
 TAU_GROWTH = 50.0
 #: centering stops when half the squared Newton decrement is below this
 CENTERING_TOL = 1e-12
+#: relative ridge added to every (scaled) Newton system, see :meth:`_ScaledProblem._solve`
+NEWTON_RIDGE = 1e-10
 #: below this squared Newton decrement, full Newton steps are taken (the quadratically convergent region)
 QUADRATIC_REGION = 0.1
 #: the norms this method handles: dual exponents q of the ground norm (l-inf, l2, l1 ground norms)
 SUPPORTED_DUAL_EXPONENTS = (1.0, 2.0, np.inf)
+#: largest dense design (samples x columns) the method builds (8 bytes each: 400 MB)
+MAX_DENSE_ENTRIES = 50_000_000
+#: plain logistic regression (radius 0) iterates to ``tol`` times this (quadratic convergence: one or two
+#: Newton steps more) so that the coefficients, not only the value, are accurate
+ERM_EXTRA_ACCURACY = 1e-3
 OPTIONS = ("tol", "max_iter")
 #: relative gap below which the flip multipliers are re-optimized on the kink samples (finite kappa)
 POLISH_GAP = 1e-4
@@ -109,8 +117,12 @@ def ineligibility(inst) -> Optional[str]:
         return f"the loss is {getattr(inst.loss, 'name', type(inst.loss).__name__)!r}, not the plain logistic loss"
     if inst.penalized:
         return "an l1 / l2 penalty is set"
-    if not inst.radius > 0:
-        return "the radius is 0 (plain ERM)"
+    columns = inst.schema.n_encoded + 1
+    if inst.n_samples * columns > MAX_DENSE_ENTRIES:
+        return (f"its dense design would have {inst.n_samples:,} x {columns} entries (more than "
+                f"{MAX_DENSE_ENTRIES:,})")
+    if inst.radius == 0:
+        return None                                        # plain logistic regression (ERM), any columns
     if inst.mutable_categorical().size:
         return "a categorical feature can change (the closed form needs them all immutable)"
     if inst.n_numerical and inst.metric.numerical.dual_p not in SUPPORTED_DUAL_EXPONENTS:
@@ -141,6 +153,8 @@ def solve_closed_form_logistic(inst, *, tol: Optional[float] = None, max_iter: O
         raise ParameterError(f"barrier option max_iter must be >= 1, got {max_iter!r}")
     start = time.perf_counter()
     problem = _ScaledProblem.from_instance(inst)
+    if inst.radius == 0:
+        return _solve_erm(problem, tol, int(max_iter), verbose, start)
     state = problem.initial_point()
     tau = problem.nu / max(problem.value(state), 1e-2)
     steps, history = 0, []
@@ -215,9 +229,12 @@ class _ScaledProblem:
         gamma = np.asarray(inst.metric.gamma, dtype=float)
         fixed = np.zeros(inst.schema.n_encoded, dtype=bool)
         fixed[np.asarray(inst.fixed_zero, dtype=int)] = True
-        active = np.flatnonzero(~fixed[:n] & (gamma > 0) & np.isfinite(gamma))
-        free = np.concatenate([np.flatnonzero(~fixed[:n] & np.isinf(gamma)),
-                               n + np.flatnonzero(~fixed[n:])]).astype(int)
+        if inst.radius > 0:
+            active = np.flatnonzero(~fixed[:n] & (gamma > 0) & np.isfinite(gamma))
+            free_numerical = np.flatnonzero(~fixed[:n] & np.isinf(gamma))
+        else:                                             # ERM: no ball, every coefficient is free
+            active, free_numerical = np.zeros(0, dtype=int), np.flatnonzero(~fixed[:n])
+        free = np.concatenate([free_numerical, n + np.flatnonzero(~fixed[n:])]).astype(int)
         y = np.asarray(inst.y, dtype=float)
         X = np.asarray(inst.data.X, dtype=float)
         d, m = active.size, free.size
@@ -240,8 +257,10 @@ class _ScaledProblem:
         dropped = None if weighted.all() else A[~weighted]
         if dropped is not None:
             A, p, y = A[weighted], p[weighted], y[weighted]
-        out = cls(A, p, y, float(inst.radius), float(inst.metric.kappa), float(inst.metric.numerical.dual_p),
-                  bool(inst.fit_intercept), active, gamma, inst.schema.n_encoded, free)
+        kappa = float(inst.metric.kappa) if inst.radius > 0 else np.inf     # no flips in the ball {P_N}
+        q = float(inst.metric.numerical.dual_p) if inst.n_numerical and inst.radius > 0 else 2.0
+        out = cls(A, p, y, float(inst.radius), kappa, q, bool(inst.fit_intercept), active, gamma,
+                  inst.schema.n_encoded, free)
         out.unweighted = (np.flatnonzero(~weighted), dropped) if dropped is not None else None
         return out
 
@@ -399,6 +418,10 @@ class _ScaledProblem:
         if ``H`` is not numerically positive definite."""
         diag = np.sqrt(np.maximum(np.diag(H), np.finfo(float).tiny))
         scaled = H / np.outer(diag, diag)
+        # a relative ridge of 1e-10: collinear columns (e.g. two categorical features coding the same
+        # split) make H singular, and an unregularized solve then moves the coefficients by ~1e148 along
+        # the null space, where the objective does not change
+        scaled[np.diag_indices_from(scaled)] += NEWTON_RIDGE
         try:
             z = scipy.linalg.cho_solve(scipy.linalg.cho_factor(scaled, check_finite=False), rhs / diag,
                                        check_finite=False)
@@ -600,3 +623,52 @@ def _balanced(a: np.ndarray, pi: np.ndarray, p: np.ndarray, y: np.ndarray) -> Op
         out[small] += (abs(excess) / room) * (1.0 - a[small])
         return out
     return None
+
+
+def _solve_erm(problem: _ScaledProblem, tol: float, max_iter: int, verbose: bool, start: float) -> BarrierResult:
+    """Radius 0: plain logistic regression ``min sum_n p_n L(u_n)`` over every column (no ball, no
+    lambda), by Newton's method with a backtracking line search.  The same dual bound certifies it
+    (``a_n = sigma(-u_n)`` repaired for every column's condition, :meth:`_ScaledProblem.repaired`).  On
+    separable data the infimum 0 is not attained: the iterates grow until value and bound (both -> 0)
+    meet to ``tol``, as an interior-point solver stops at its tolerance."""
+    A, p, k = problem.A, problem.p, problem.k
+    z = np.zeros(k)
+    value = float(p @ np.logaddexp(0.0, -(A @ z)))
+    # the log-loss is positive, so 0 bounds the optimum (the bound that certifies separable data)
+    lower, history, steps, status = 0.0, [], 0, "max_iterations"
+    while steps < max_iter:
+        u = A @ z
+        a = expit(-u)
+        lower = max(lower, problem.dual_value(a, np.zeros_like(a)))
+        gap = (value - lower) / max(1.0, abs(value))
+        history.append({"newton_steps": steps, "upper": value, "lower": lower, "gap": gap})
+        if verbose:
+            print(f"barrier (ERM) Newton step {steps:4d}  F {value:.12g}  lower {lower:.12g}  gap {gap:.2e}")
+        status = "optimal" if gap <= tol else status
+        if gap <= ERM_EXTRA_ACCURACY * tol:       # Newton converges quadratically: a step or two more
+            break                                # makes the coefficients accurate too, not only the value
+        grad = -(A.T @ (p * a))
+        hess = A.T @ (A * (p * a * (1.0 - a))[:, None])
+        direction = problem._solve(hess, -grad)
+        decrease = -float(grad @ direction)
+        if not decrease > 0:
+            status = "optimal" if gap <= tol else "stalled"
+            break
+        step, trial = 1.0, np.inf
+        while step > 1e-12:
+            trial = float(p @ np.logaddexp(0.0, -(A @ (z + step * direction))))
+            if trial <= value - 0.25 * step * decrease:
+                break
+            step *= 0.5
+        else:
+            status = "optimal" if gap <= tol else "stalled"
+            break
+        z, value = z + step * direction, trial
+        steps += 1
+    w = np.zeros(problem.n_w)
+    w[:k] = z
+    coef, intercept, _, s = problem.model(_State(w, None))
+    return BarrierResult(status=status, coef=coef, intercept=intercept, lam=0.0, s=s, objective=value,
+                         lower_bound=float(lower), iterations=steps, outer_iterations=len(history),
+                         solve_time=time.perf_counter() - start,
+                         size={"variables": k, "barrier terms": 0, "logistic": A.shape[0]}, history=history)
