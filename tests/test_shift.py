@@ -303,3 +303,13 @@ def test_sets_do_not_share_memory_with_x(X, cal):
     first, second = simulate_shift(X2, cal, 2, seed=0)
     first.loc[first.index[0], "fixed"] = -999  # an immutable column: same values as X2
     assert X2["fixed"].iloc[0] != -999 and second["fixed"].iloc[0] != -999
+
+
+def test_the_same_seed_sequence_twice_draws_the_same_sets(X, cal):
+    """A SeedSequence argument is copied, not spawned from: the caller's object is left unchanged."""
+    root = np.random.SeedSequence(1234)
+    first = list(simulate_shift(X, cal, n_sets=3, seed=root))
+    second = list(simulate_shift(X, cal, n_sets=3, seed=root))
+    assert root.n_children_spawned == 0
+    for a, b in zip(first, second):
+        pd.testing.assert_frame_equal(a, b)

@@ -289,8 +289,9 @@ def seed_sequence(seed, where: str = "simulate_shift") -> np.random.SeedSequence
     the name in the error message) share it."""
     if isinstance(seed, np.random.Generator):
         return np.random.SeedSequence(seed.integers(0, 2**63, size=4).tolist())
-    if isinstance(seed, np.random.SeedSequence):
-        return seed
+    if isinstance(seed, np.random.SeedSequence):   # a copy: spawning from the caller's would change it, and
+        # the same SeedSequence passed twice would then draw different sets
+        return np.random.SeedSequence(seed.entropy, spawn_key=seed.spawn_key, pool_size=seed.pool_size)
     if seed is None or (isinstance(seed, Integral) and not isinstance(seed, (bool, np.bool_)) and seed >= 0):
         return np.random.SeedSequence(seed)
     raise ParameterError(f"{where}: seed must be None, an int >= 0, a SeedSequence or a numpy "
