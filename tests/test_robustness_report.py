@@ -321,6 +321,15 @@ def test_relative_improvement_follows_the_metric_direction(report):
         report.relative_to("selvi")
 
 
+def test_relative_to_needs_another_model(setup):
+    """One model: a clear error, not pandas' "Length of new names must be 1, got 2"."""
+    s = setup
+    single = robustness_report({"dro": s["dro"]}, s["X_test"], s["y_test"], shift_model=s["metric"], n_sets=3,
+                               seed=0, progress=False)
+    with pytest.raises(dk.ParameterError, match="only the model 'dro'"):
+        single.relative_to("dro")
+
+
 def test_positive_label_selects_the_probability_column(setup):
     s = setup
     names = np.where(s["y"] == 1, "good", "bad")

@@ -149,9 +149,12 @@ class RobustnessReport:
             raise ParameterError(f"relative_to: baseline must be one of the models {list(self.models)}, "
                                  f"got {baseline!r}")
         stats = _checked_names(stats, RELATIVE_STATS, "stats", "relative_to")
+        others = [m for m in self.models if m != baseline]
+        if not others:
+            raise ParameterError(f"relative_to: the report has only the model {baseline!r}; compare it with "
+                                 f"at least one other model (pass several models to robustness_report)")
         plain = [s for s in stats if s != "wins"]
         table = self.summary(plain or ["mean"])
-        others = [m for m in self.models if m != baseline]
         out = {}
         for scenario in self.scenarios:
             base = table.loc[(scenario, baseline)]
