@@ -313,3 +313,18 @@ def test_the_same_seed_sequence_twice_draws_the_same_sets(X, cal):
     assert root.n_children_spawned == 0
     for a, b in zip(first, second):
         pd.testing.assert_frame_equal(a, b)
+
+
+def test_reweighting_a_calibrated_metric_drops_its_calibration(X):
+    """The calibration describes the weights it produced: changing them (directly or nested) drops it, so
+    simulate_shift follows the new weights; a label-cost change keeps it."""
+    metric = dk.GroundMetric.calibrated(X, rho_numerical=0.8, rho_categorical=0.8)
+    metric.set_params(label=dk.LabelCost(kappa=1.0))
+    assert metric.calibration is not None
+    ball = dk.Wasserstein(metric, radius=0.1)
+    ball.set_params(metric__categorical__weights=5.0)
+    assert metric.calibration is None
+    stale = dk.GroundMetric.calibrated(X, rho_numerical=0.8, rho_categorical=0.8)
+    a = next(iter(simulate_shift(X, metric, n_sets=1, seed=0)))
+    b = next(iter(simulate_shift(X, stale, n_sets=1, seed=0)))
+    assert not a.equals(b)          # weight 5 per categorical feature: far fewer level switches

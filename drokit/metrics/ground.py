@@ -139,6 +139,18 @@ class GroundMetric(ParamsMixin):
         metric.calibration = cal
         return metric
 
+    def set_params(self, **params) -> "GroundMetric":
+        """Set parameters (nested names allowed, :meth:`ParamsMixin.set_params`).  Changing the numerical or
+        categorical weights (or replacing either component) drops :attr:`calibration`, which described the
+        old weights: :func:`drokit.evaluation.simulate_shift` then derives its shift model from the new
+        ones.  Other changes (the label cost, the norm's ``p``) keep it."""
+        reweighted = any(key in ("numerical", "categorical")
+                         or key in ("numerical__weights", "categorical__weights") for key in params)
+        super().set_params(**params)
+        if reweighted:
+            self.calibration = None
+        return self
+
     def _parts(self):
         num, cat, lab = (component(self, name) for name in ("numerical", "categorical", "label"))
         for part, cls, arg in ((num, NormCost, "numerical"), (cat, CategoricalCost, "categorical"),
