@@ -415,3 +415,28 @@ def test_nearly_singular_newton_systems_do_not_blow_up_the_coefficients():
     conic = dk.DROClassifier(ambiguity=dk.Wasserstein(metric, radius=0.0), solver="clarabel").fit(X, y)
     assert erm.result_.objective <= conic.result_.objective + 1e-9
     assert np.isfinite(dk.worst_case(erm, X, y, ambiguity=dk.Wasserstein(metric, radius=0.1)).value)
+
+
+@pytest.mark.parametrize("intercept, weighted, gamma", [(True, False, 0.01), (False, False, 0.05),
+                                                        (True, True, 0.002)])
+def test_lasso_logistic_regression_is_the_l1_closed_form(intercept, weighted, gamma):
+    """Radius 0 with l1_penalty gamma (selvi2022's r-LR): gamma ||beta||_1 over every coefficient is the
+    closed form with the l1 norm and eps = gamma, solved and certified by the same barrier."""
+    import pandas as pd
+    rng = np.random.default_rng(8)
+    df = pd.DataFrame({"a": rng.normal(size=300), "b": rng.normal(size=300),
+                       "c": pd.Categorical(rng.choice(list("pqrs"), 300))})
+    y = np.where(rng.random(300) < 1 / (1 + np.exp(-(2 * df["a"] + (df["c"] == "p")))), 1, -1)
+    cp = dk.Problem("logistic", dk.Wasserstein(radius=0.0), l1_penalty=gamma, fit_intercept=intercept).compile(
+        df, y, sample_weight=rng.random(300) + 0.1 if weighted else None)
+    res = cp.solve()
+    conic = cp.solve(solver="clarabel")
+    assert cp.method == "erm" and res.solver == "barrier" and res.status == "optimal"
+    assert res.upper_bound == pytest.approx(conic.upper_bound, abs=1e-8)
+    assert res.lower_bound <= conic.upper_bound + 1e-9 and res.relative_gap <= 1e-8
+    np.testing.assert_allclose(res.coef, conic.coef, atol=1e-4)
+    assert np.isnan(res.lambda_)
+    # the value is the penalized log-loss of the returned model, evaluated independently
+    f = cp.instance.design() @ res.coef + res.intercept
+    loss = np.logaddexp(0.0, -cp.instance.y * f)
+    assert res.upper_bound == pytest.approx(cp.instance.p @ loss + gamma * np.abs(res.coef).sum(), abs=1e-12)

@@ -115,14 +115,16 @@ def ineligibility(inst) -> Optional[str]:
     from ..losses.builtin import Logistic
     if type(inst.loss) is not Logistic:
         return f"the loss is {getattr(inst.loss, 'name', type(inst.loss).__name__)!r}, not the plain logistic loss"
-    if inst.penalized:
-        return "an l1 / l2 penalty is set"
+    if inst.l2_penalty:
+        return "an l2 penalty is set"
+    if inst.l1_penalty and inst.radius > 0:
+        return "an l1 penalty is set at a positive radius (two norms)"
     columns = inst.schema.n_encoded + 1
     if inst.n_samples * columns > MAX_DENSE_ENTRIES:
         return (f"its dense design would have {inst.n_samples:,} x {columns} entries (more than "
                 f"{MAX_DENSE_ENTRIES:,})")
     if inst.radius == 0:
-        return None                                        # plain logistic regression (ERM), any columns
+        return None                                        # (lasso) logistic regression, any columns
     if inst.mutable_categorical().size:
         return "a categorical feature can change (the closed form needs them all immutable)"
     if inst.n_numerical and inst.metric.numerical.dual_p not in SUPPORTED_DUAL_EXPONENTS:
@@ -153,7 +155,7 @@ def solve_closed_form_logistic(inst, *, tol: Optional[float] = None, max_iter: O
         raise ParameterError(f"barrier option max_iter must be >= 1, got {max_iter!r}")
     start = time.perf_counter()
     problem = _ScaledProblem.from_instance(inst)
-    if inst.radius == 0:
+    if inst.radius == 0 and not inst.l1_penalty:
         return _solve_erm(problem, tol, int(max_iter), verbose, start)
     state = problem.initial_point()
     tau = problem.nu / max(problem.value(state), 1e-2)
@@ -180,6 +182,8 @@ def solve_closed_form_logistic(inst, *, tol: Optional[float] = None, max_iter: O
             break
         tau *= TAU_GROWTH
     coef, intercept, lam, s = problem.model(state)
+    if inst.radius == 0:                  # lasso: lambda is ||beta||_1 here, not a multiplier of a ball
+        lam = float("nan")
     return BarrierResult(status=status, coef=coef, intercept=intercept, lam=lam, s=s,
                          objective=problem.value(state), lower_bound=float(lower), iterations=steps,
                          outer_iterations=len(history), solve_time=time.perf_counter() - start,
@@ -201,7 +205,8 @@ class _ScaledProblem:
         self.A = A                    # (N, k): y_n [x~_n, z_n, 1]: scaled mutable, free columns, intercept
         self.p, self.y, self.eps, self.kappa, self.q = p, y, eps, kappa, q
         self.fit_intercept = fit_intercept
-        self.active, self.gamma, self.n_coef = active, gamma, n_coef
+        #: positions in ``coef`` of the norm-constrained columns, and ``beta = scale * phi`` there
+        self.active, self.scale, self.n_coef = active, gamma, n_coef
         #: positions in ``coef`` of the free columns (immutable numerical features, dummies of immutable
         #: categorical ones): unconstrained by the norm, like the intercept
         self.free = np.zeros(0, dtype=int) if free is None else free
@@ -222,31 +227,45 @@ class _ScaledProblem:
 
     @classmethod
     def from_instance(cls, inst) -> "_ScaledProblem":
-        """Columns: the mutable numerical features scaled by gamma, then the free ones (gamma = inf, and
-        the dummies of the immutable categorical features), then the intercept; fixed coefficients
-        (``fixed_zero``, gamma = 0) are left out."""
-        n = inst.n_numerical
+        """Columns: the norm-constrained ones (scaled), then the free ones, then the intercept; fixed
+        coefficients (``fixed_zero``, and gamma = 0 at a positive radius) are left out.
+
+        * radius > 0: the mutable numerical features scaled by gamma are constrained; immutable ones
+          (gamma = inf) and the dummies of the (immutable) categorical features are free;
+        * radius 0 (ERM): every column is free; with an l1 penalty ``gamma ||beta||_1`` every column is
+          constrained instead (scale 1) and the penalty takes the radius' place, ``eps = gamma``, with the
+          l1 norm (``q = 1``): the same program."""
+        n, n_enc = inst.n_numerical, inst.schema.n_encoded
         gamma = np.asarray(inst.metric.gamma, dtype=float)
-        fixed = np.zeros(inst.schema.n_encoded, dtype=bool)
-        fixed[np.asarray(inst.fixed_zero, dtype=int)] = True
+        kept = np.ones(n_enc, dtype=bool)
+        kept[np.asarray(inst.fixed_zero, dtype=int)] = False
+        columns = np.arange(n_enc)
         if inst.radius > 0:
-            active = np.flatnonzero(~fixed[:n] & (gamma > 0) & np.isfinite(gamma))
-            free_numerical = np.flatnonzero(~fixed[:n] & np.isinf(gamma))
+            movable = np.zeros(n_enc, dtype=bool)
+            movable[:n] = (gamma > 0) & np.isfinite(gamma)
+            active = np.flatnonzero(kept & movable)
+            scale = gamma[active]
+            free = np.flatnonzero(kept & ~movable & ~np.r_[gamma == 0, np.zeros(n_enc - n, dtype=bool)])
+            eps, kappa = float(inst.radius), float(inst.metric.kappa)
+            q = float(inst.metric.numerical.dual_p)
+        elif inst.l1_penalty:                             # lasso logistic regression: the l1 "ball" of radius
+            active, free = columns[kept], np.zeros(0, dtype=int)        # gamma over every coefficient
+            scale, eps, kappa, q = np.ones(active.size), float(inst.l1_penalty), np.inf, 1.0
         else:                                             # ERM: no ball, every coefficient is free
-            active, free_numerical = np.zeros(0, dtype=int), np.flatnonzero(~fixed[:n])
-        free = np.concatenate([free_numerical, n + np.flatnonzero(~fixed[n:])]).astype(int)
+            active, free = np.zeros(0, dtype=int), columns[kept]
+            scale, eps, kappa, q = np.ones(0), 0.0, np.inf, 2.0
         y = np.asarray(inst.y, dtype=float)
         X = np.asarray(inst.data.X, dtype=float)
         d, m = active.size, free.size
         A = np.empty((X.shape[0], d + m + int(bool(inst.fit_intercept))))   # in place: 100,000 x 50 is 40 MB
-        A[:, :d] = X if d == X.shape[1] else X[:, active]
-        A[:, :d] *= gamma[active]
-        if m:
-            numeric = free[free < n]
-            A[:, d:d + numeric.size] = X[:, numeric]
-            if numeric.size < m:
-                dummies = inst.schema.dummies(inst.data.Z)
-                A[:, d + numeric.size:d + m] = dummies[:, free[free >= n] - n].toarray()
+        dummies = inst.schema.dummies(inst.data.Z) if n_enc > n else None
+        for cols, start in ((active, 0), (free, d)):
+            numeric, categorical = cols[cols < n], cols[cols >= n] - n
+            if numeric.size:
+                A[:, start:start + numeric.size] = X if numeric.size == X.shape[1] else X[:, numeric]
+            if categorical.size:
+                A[:, start + numeric.size:start + cols.size] = dummies[:, categorical].toarray()
+        A[:, :d] *= scale
         if inst.fit_intercept:
             A[:, d + m] = 1.0
         A *= y[:, None]
@@ -257,10 +276,7 @@ class _ScaledProblem:
         dropped = None if weighted.all() else A[~weighted]
         if dropped is not None:
             A, p, y = A[weighted], p[weighted], y[weighted]
-        kappa = float(inst.metric.kappa) if inst.radius > 0 else np.inf     # no flips in the ball {P_N}
-        q = float(inst.metric.numerical.dual_p) if inst.n_numerical and inst.radius > 0 else 2.0
-        out = cls(A, p, y, float(inst.radius), kappa, q, bool(inst.fit_intercept), active, gamma,
-                  inst.schema.n_encoded, free)
+        out = cls(A, p, y, eps, kappa, q, bool(inst.fit_intercept), active, scale, n_enc, free)
         out.unweighted = (np.flatnonzero(~weighted), dropped) if dropped is not None else None
         return out
 
@@ -587,7 +603,7 @@ class _ScaledProblem:
     def model(self, state: _State):
         w = state.w
         coef = np.zeros(self.n_coef)
-        coef[self.active] = w[: self.d] * self.gamma[self.active]
+        coef[self.active] = w[: self.d] * self.scale
         coef[self.free] = w[self.d:self.d + self.free.size]
         intercept = float(w[self.k - 1]) if self.fit_intercept else 0.0
         s = self.losses(w)
