@@ -218,12 +218,11 @@ class _ScaledProblem:
         self.n_w = self.k + 1 + (self.d if q == 1 else 0)
         self.flips = bool(np.isfinite(kappa))
         self.norm_rows = self._norm_rows()
-        #: weight of each sample's two hinge barriers (``-w_n log t_n - w_n log(t_n - u_n + kappa lambda)``);
-        #: 1: weights p_n (a parameter summing to 2) stalled the damped Newton phase (benchmarks/RESULTS.md)
-        self.hinge_weight = np.ones_like(p)
+        # each sample's two hinge barriers ``-log t_n - log(t_n - u_n + kappa lambda)`` have weight 1: weights
+        # p_n (a parameter summing to 2) stalled the damped Newton phase (benchmarks/RESULTS.md)
         # barrier parameter: the norm cone's (2 for the second-order cone, else its rows) + the hinges'
         self.nu = (2.0 if q == 2 else float(self.norm_rows[0].shape[0])) \
-            + (2.0 * float(self.hinge_weight.sum()) if self.flips else 0.0)
+            + (2.0 * p.size if self.flips else 0.0)
 
     @classmethod
     def from_instance(cls, inst) -> "_ScaledProblem":
@@ -333,8 +332,9 @@ class _ScaledProblem:
             out += np.maximum(u - self.kappa * w[self.lam_at], 0.0)
         return out
 
-    def slacks(self, w: np.ndarray, t: Optional[np.ndarray]):
-        """Every barrier's argument (all must stay > 0): the norm cone's, and ``t``, ``t - u + kappa lambda``."""
+    def slacks(self, w: np.ndarray, t: Optional[np.ndarray], u: np.ndarray):
+        """Every barrier's argument (all must stay > 0) at ``w``, ``t`` and the margins ``u = A w``: the norm
+        cone's, and ``t``, ``t - u + kappa lambda``."""
         if self.q == 2:
             phi, lam = w[: self.d], w[self.lam_at]
             norm = [np.array([lam - np.linalg.norm(phi)]), np.array([lam])]
@@ -343,13 +343,13 @@ class _ScaledProblem:
             norm = [C @ w + c0]
         if not self.flips:
             return norm
-        return norm + [t, t - self.margins(w) + self.kappa * w[self.lam_at]]
+        return norm + [t, t - u + self.kappa * w[self.lam_at]]
 
     def barrier_objective(self, w: np.ndarray, t: Optional[np.ndarray], tau: float) -> float:
-        pieces = self.slacks(w, t)
+        u = self.margins(w)                          # one product with A per line-search trial
+        pieces = self.slacks(w, t, u)
         if any(np.any(s <= 0) for s in pieces):
             return np.inf
-        u = self.margins(w)
         f = tau * (self.eps * w[self.lam_at] + self.p @ np.logaddexp(0.0, -u))
         if self.q == 2:
             phi, lam = w[: self.d], w[self.lam_at]
@@ -357,7 +357,7 @@ class _ScaledProblem:
         else:
             f -= np.sum(np.log(pieces[0]))
         if self.flips:
-            f += tau * (self.p @ t) - self.hinge_weight @ (np.log(pieces[-2]) + np.log(pieces[-1]))
+            f += tau * (self.p @ t) - np.sum(np.log(pieces[-2])) - np.sum(np.log(pieces[-1]))
         return float(f)
 
     # ------------------------------------------------------------------ Newton
@@ -379,13 +379,12 @@ class _ScaledProblem:
         if self.flips:
             h = t - u + self.kappa * w[lam]              # slack of t >= u - kappa lambda
             ih, it = 1.0 / h, 1.0 / t
-            wb = self.hinge_weight
-            gt = tau * p - wb * it - wb * ih             # gradient in t
-            Dt = wb * (it * it + ih * ih)                # Hessian in t (diagonal)
-            cross = wb * ih * ih                         # d2/(dt d h-argument)
-            # gradient of -p log h in (z, lambda): -p/h * (-a_n, kappa)
-            g[:k] += A.T @ (wb * ih)
-            g[lam] -= self.kappa * (wb @ ih)
+            gt = tau * p - it - ih                       # gradient in t
+            Dt = it * it + ih * ih                       # Hessian in t (diagonal)
+            cross = ih * ih                              # d2/(dt d h-argument)
+            # gradient of -log h in (z, lambda): -1/h * (-a_n, kappa)
+            g[:k] += A.T @ ih
+            g[lam] -= self.kappa * ih.sum()
             # Schur complement: weight of c_n c_n^T with c_n = (-a_n, kappa), and the reduced gradient
             omega = cross - cross * cross / Dt
             red = cross * gt / Dt                        # the reduced gradient is g - sum_n red_n c_n
@@ -502,7 +501,7 @@ class _ScaledProblem:
         h = t - u + self.kappa * state.w[self.lam_at]
         # 1 / (tau h) = 1 - 1 / (tau t) when centered: use the form without cancellation (h << t means
         # h = t - (u - kappa lambda) lost its digits, and 1 / (tau t) is then the accurate term)
-        scale = self.hinge_weight / (tau * self.p)      # p > 0: samples of weight 0 are left out
+        scale = 1.0 / (tau * self.p)                    # p > 0: samples of weight 0 are left out
         return np.clip(np.where(h >= t, scale / h, 1.0 - scale / t), 0.0, 1.0)
 
     def budget(self, a: np.ndarray, pi: np.ndarray) -> float:
