@@ -163,6 +163,17 @@ class DROInstance:
         """``[X_num, dummies(Z)]`` of the training samples."""
         return self.schema.design(self.data)
 
+    def scores(self, intercept: float, coef: np.ndarray) -> np.ndarray:
+        """``f_n = beta_0 + beta_x^T x_n + beta_z^T dummies(z_n)`` of the training samples: ``design() @ coef
+        + intercept`` without building the sparse design (converting the dense numerical block costs
+        0.2 s at 100,000 x 50)."""
+        coef = np.asarray(coef, dtype=float)
+        n = self.n_numerical
+        f = np.asarray(self.data.X, dtype=float) @ coef[:n] + intercept
+        if self.schema.n_encoded > n:
+            f = f + self.schema.dummies(self.data.Z) @ coef[n:]
+        return f
+
     def mutable_configurations(self) -> int:
         """``prod_l a_l`` over categorical features that may change (delta_l < inf): the categorical
         configurations per sample, as an exact Python integer (it can exceed any float, e.g. 10^330)."""

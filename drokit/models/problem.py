@@ -216,7 +216,7 @@ def _loss_arguments(inst: DROInstance, result: FitResult) -> np.ndarray:
     coef, intercept = np.asarray(result.coef, dtype=float), float(result.intercept)
     rows = enumerate_configurations(inst, nominal_only=True)
     parts = [row_margins(inst, rows, intercept, coef)]
-    f = inst.design() @ coef + intercept
+    f = inst.scores(intercept, coef)
     parts += [fam.sigma * f - fam.shift for fam in inst.label_families()]
     if inst.radius > 0 and np.isfinite(result.lambda_) and inst.mutable_categorical().size:
         from ..oracles.dp import DPOracle

@@ -49,7 +49,7 @@ class LinearModelAdversary(Adversary):
         coef = np.asarray(coef, dtype=float)
         n_num = inst.n_numerical
         self.X = inst.data.X
-        self.f0 = np.asarray(inst.design() @ coef + intercept, dtype=float).ravel()
+        self.f0 = inst.scores(intercept, coef)
         gamma = np.asarray(inst.metric.gamma, dtype=float)
         beta_x = coef[:n_num]
         dual = NormCost(p=2).dual_norm(beta_x, gamma) if n_num else 0.0
