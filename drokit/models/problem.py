@@ -231,6 +231,11 @@ def _loss_arguments(inst: DROInstance, result: FitResult) -> np.ndarray:
 SEPARABLE_LOG_LOSS = 1e-6
 
 
+class _BarrierNotCertified(Exception):
+    """``solver="auto"``: the barrier solver did not certify its answer; the message says why, and the conic
+    program is solved instead."""
+
+
 class CompiledProblem:
     """A compiled problem: the conic program, how it was chosen, and ``solve`` / exports."""
 
@@ -374,10 +379,10 @@ class CompiledProblem:
         if self._uses_barrier(solver, solver_options):
             if method_options:
                 raise ParameterError(f"method_options are not used by method {self.method!r}")
-            result = self._solve_barrier(solver_options, on_inaccurate, verbose, required=solver == "barrier")
-            if result.status != "not_certified":
-                return result
-            fallback_note = result.warnings[-1]
+            try:
+                return self._solve_barrier(solver_options, on_inaccurate, verbose, required=solver == "barrier")
+            except _BarrierNotCertified as uncertified:
+                fallback_note = str(uncertified)
         backend = get_backend(solver)
         if self.method == "cutting_plane":
             return self._solve_cutting_plane(backend, solver_options, on_inaccurate, verbose,
@@ -448,7 +453,7 @@ class CompiledProblem:
         1e-8) of its value, or within :data:`~drokit.solvers.verification.ACCEPT_ACCURACY` (1e-6) once the
         gap stopped shrinking (``raw_status="stalled"``, recorded in ``auxiliary["verified_inaccurate"]``,
         the policy of inaccurate conic answers).  Otherwise, with ``required=False`` (``solver="auto"``)
-        the result has status ``"not_certified"`` and the caller solves the conic program; with
+        it raises :class:`_BarrierNotCertified` and the caller solves the conic program; with
         ``solver="barrier"`` it is an error, or with ``on_inaccurate="warn"`` an ``optimal_inaccurate``
         result."""
         from ..solvers.barrier import OPTIONS, solve_closed_form_logistic
@@ -459,36 +464,32 @@ class CompiledProblem:
             raise ParameterError(f"unknown option(s) {unknown} for solver 'barrier'; known options: "
                                  f"{list(OPTIONS)}")
         out = solve_closed_form_logistic(self.instance, verbose=verbose, **options)
-        coef, upper, eval_time = self._certify(out.intercept, out.coef)
         notes, status = [], "optimal"
         verified = out.status != "optimal" and out.relative_gap <= ACCEPT_ACCURACY
         if out.status != "optimal" and not verified:
             msg = (f"solver 'barrier' stopped ({out.status}) with relative gap {out.relative_gap:.2e} after "
                    f"{out.iterations} Newton steps")
             if not required:
-                status = "not_certified"
-                msg += "; solved the conic program with Clarabel instead"
-            elif on_inaccurate != "warn":
+                raise _BarrierNotCertified(msg + "; solved the conic program with Clarabel instead")
+            if on_inaccurate != "warn":
                 raise SolverError(msg + " (pass on_inaccurate='warn' to accept it, or use solver='clarabel')",
                                   status="optimal_inaccurate", solver="barrier")
-            else:
-                warnings.warn(msg, RuntimeWarning, stacklevel=3)
-                status = "optimal_inaccurate"
+            warnings.warn(msg, RuntimeWarning, stacklevel=3)
+            status = "optimal_inaccurate"
             notes.append(msg)
         notes += self._separable_warning(out.objective)
+        coef, upper, eval_time = self._certify(out.intercept, out.coef)
         problem_size = out.size
         result = FitResult(
-            objective=out.objective, status=status, method=self.method, method_reason=self.method_reason,
-            solver="barrier", raw_status=out.status, lower_bound=out.lower_bound, upper_bound=upper,
-            intercept=out.intercept, coef=coef, lambda_=out.lam, s=out.s, compile_time=self.compile_time,
-            solve_time=out.solve_time, evaluation_time=eval_time, iterations=out.iterations,
-            n_variables=problem_size["variables"], n_constraints=problem_size["barrier terms"],
+            objective=out.objective, status=status, solver="barrier", raw_status=out.status,
+            lower_bound=out.lower_bound, upper_bound=upper, intercept=out.intercept, coef=coef,
+            lambda_=out.lam, s=out.s, solve_time=out.solve_time, evaluation_time=eval_time,
+            iterations=out.iterations, n_variables=problem_size["variables"],
+            n_constraints=problem_size["barrier terms"],
             cones={k: v for k, v in problem_size.items() if k not in ("variables", "barrier terms")},
-            n_configuration_rows=int(self.compiled.n_rows),
-            n_enumeration_rows=count_configuration_rows(self.evaluation_instance),
             primal={"coef": coef.copy(), "lambda": np.array([out.lam]), "s": out.s.copy(),
                     **({"intercept": np.array([out.intercept])} if self.instance.fit_intercept else {})},
-            warnings=notes,
+            warnings=notes, **self._problem_fields(),
             auxiliary={"barrier": {"outer_iterations": out.outer_iterations, "relative_gap": out.relative_gap,
                                    "history": out.history}})
         if verified:
@@ -557,12 +558,15 @@ class CompiledProblem:
         program = self.program
         return FitResult(
             objective=float(objective), lower_bound=float(lower_bound), upper_bound=float(upper_bound),
-            method=self.method, method_reason=self.method_reason, solver=sol.solver,
-            raw_status=sol.raw_status, compile_time=self.compile_time,
+            solver=sol.solver, raw_status=sol.raw_status,
             n_variables=program.n_variables, n_constraints=program.n_constraints,
-            cones=program.cone_counts(), n_configuration_rows=int(self.compiled.n_rows),
-            n_enumeration_rows=count_configuration_rows(self.evaluation_instance),
-            primal_residual=float(sol.info.get("r_prim", np.nan)),
+            cones=program.cone_counts(), primal_residual=float(sol.info.get("r_prim", np.nan)),
             dual_residual=float(sol.info.get("r_dual", np.nan)), primal=self._primal(sol), dual=sol.y,
-            **fields)
+            **self._problem_fields(), **fields)
+
+    def _problem_fields(self) -> dict:
+        """The :class:`FitResult` fields that describe the problem, whatever solved it."""
+        return dict(method=self.method, method_reason=self.method_reason, compile_time=self.compile_time,
+                    n_configuration_rows=int(self.compiled.n_rows),
+                    n_enumeration_rows=count_configuration_rows(self.evaluation_instance))
 
