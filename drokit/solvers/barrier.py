@@ -129,12 +129,19 @@ def ineligibility(inst) -> Optional[str]:
         return "a categorical feature can change (the closed form needs them all immutable)"
     if inst.n_numerical and inst.metric.numerical.dual_p not in SUPPORTED_DUAL_EXPONENTS:
         return f"the ground norm's p = {inst.metric.numerical.p} (only p in 1, 2, inf)"
-    gamma = np.asarray(inst.metric.gamma, dtype=float)
-    movable = np.ones(inst.n_numerical, dtype=bool)
-    movable[[j for j in np.asarray(inst.fixed_zero, dtype=int) if j < inst.n_numerical]] = False
-    if not np.any(movable & np.isfinite(gamma) & (gamma > 0)):
+    if _priced_numerical(inst).size == 0:
         return "no numerical feature can move at a cost (none, or all immutable / free)"
     return None
+
+
+def _priced_numerical(inst) -> np.ndarray:
+    """Positions of the numerical coefficients under the norm constraint: not fixed at 0, weight
+    ``0 < gamma_j < inf``."""
+    gamma = np.asarray(inst.metric.gamma, dtype=float)
+    fixed = np.asarray(inst.fixed_zero, dtype=int)
+    priced = np.isfinite(gamma) & (gamma > 0)
+    priced[fixed[fixed < gamma.size]] = False
+    return np.flatnonzero(priced)
 
 
 def solve_closed_form_logistic(inst, *, tol: Optional[float] = None, max_iter: Optional[int] = None,
@@ -240,11 +247,12 @@ class _ScaledProblem:
         kept[np.asarray(inst.fixed_zero, dtype=int)] = False
         columns = np.arange(n_enc)
         if inst.radius > 0:
-            movable = np.zeros(n_enc, dtype=bool)
-            movable[:n] = (gamma > 0) & np.isfinite(gamma)
-            active = np.flatnonzero(kept & movable)
+            active = _priced_numerical(inst)
             scale = gamma[active]
-            free = np.flatnonzero(kept & ~movable & ~np.r_[gamma == 0, np.zeros(n_enc - n, dtype=bool)])
+            unconstrained = kept.copy()                    # immutable numerical features and dummies
+            unconstrained[active] = False
+            unconstrained[:n] &= gamma != 0                # weight 0: beta_j = 0
+            free = np.flatnonzero(unconstrained)
             eps, kappa = float(inst.radius), float(inst.metric.kappa)
             q = float(inst.metric.numerical.dual_p)
         elif inst.l1_penalty:                             # lasso logistic regression: the l1 "ball" of radius
