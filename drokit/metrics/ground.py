@@ -88,6 +88,8 @@ class GroundMetric(ParamsMixin):
     """
 
     DEFAULT_COMPONENTS = {"numerical": NormCost, "categorical": MismatchCost, "label": LabelCost}
+    #: the set_params names that change the weights a calibration produced
+    REWEIGHTING_PARAMS = ("numerical", "categorical", "numerical__weights", "categorical__weights")
 
     #: the shift model the weights were calibrated from (set by :meth:`calibrated`, else None);
     #: :func:`drokit.evaluation.simulate_shift` uses its unrounded probabilities of certainty
@@ -144,8 +146,7 @@ class GroundMetric(ParamsMixin):
         categorical weights (or replacing either component) drops :attr:`calibration`, which described the
         old weights: :func:`drokit.evaluation.simulate_shift` then derives its shift model from the new
         ones.  Other changes (the label cost, the norm's ``p``) keep it."""
-        reweighted = any(key in ("numerical", "categorical")
-                         or key in ("numerical__weights", "categorical__weights") for key in params)
+        reweighted = any(key in self.REWEIGHTING_PARAMS for key in params)
         super().set_params(**params)
         if reweighted:
             self.calibration = None
