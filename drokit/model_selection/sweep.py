@@ -479,6 +479,13 @@ def _dask_client(scheduler, n_jobs):
 
 
 # ---------------------------------------------------------------------------------- one task
+#: the columns of the fits table after ``candidate`` and ``split``, with the value of a fit that did not
+#: set them (a failed fit, or an estimator without a drokit ``result_``)
+FIT_RECORD_DEFAULTS = {"test_score": float("nan"), "fit_time": float("nan"), "score_time": float("nan"),
+                       "error": "", "status": "", "method": "", "solver": "", "relative_gap": float("nan"),
+                       "warnings": ""}
+
+
 def _fit_and_score(estimator, X, y, params: Dict[str, Any], split: Split, scorer, candidate: int,
                    k: int, split_name: str, shown: Mapping[str, Any], raise_errors: bool) -> dict:
     """Fit a clone with ``params`` on the training rows, score it on the test rows.
@@ -487,9 +494,7 @@ def _fit_and_score(estimator, X, y, params: Dict[str, Any], split: Split, scorer
     relative_gap, warnings}``; a failure is recorded in ``error`` (``"fit: Type: message"``) unless ``raise_errors``.
     """
     train, test = split
-    record = {"candidate": candidate, "split": k, "test_score": float("nan"), "fit_time": float("nan"),
-              "score_time": float("nan"), "error": "", "status": "", "method": "", "solver": "",
-              "relative_gap": float("nan"), "warnings": ""}
+    record = {"candidate": candidate, "split": k, **FIT_RECORD_DEFAULTS}
     stage = "fit"
     try:
         model = clone(estimator).set_params(**params)
@@ -531,8 +536,7 @@ def _fit_result(model):
 def _fits_table(records: Mapping[Tuple[int, int], dict], tasks, error_score) -> pd.DataFrame:
     """One row per fit in (candidate, split) order; failed fits score ``error_score``."""
     rows = [records[key] for key in tasks]
-    fits = pd.DataFrame(rows, columns=["candidate", "split", "test_score", "fit_time", "score_time",
-                                       "error", "status", "method", "solver", "relative_gap", "warnings"])
+    fits = pd.DataFrame(rows, columns=["candidate", "split", *FIT_RECORD_DEFAULTS])
     failed = fits["error"] != ""
     if failed.any():  # never with error_score="raise": the first failure raised
         fits.loc[failed, "test_score"] = error_score
