@@ -56,6 +56,7 @@ import scipy.linalg
 from scipy.special import entr, expit
 
 from ..exceptions import ParameterError
+from ..metrics.costs import NormCost
 
 #: relative gap ``(F - lower) / max(1, |F|)`` at which the method stops (Clarabel's ``tol_gap_rel``)
 DEFAULT_TOL = 1e-8
@@ -520,11 +521,12 @@ class _ScaledProblem:
 
     @property
     def ground_exponent(self) -> float:
-        return 1.0 / (1.0 - 1.0 / self.q) if self.q != 1 else np.inf
+        """The ground norm's exponent ``p``: the dual of the dual-norm exponent ``q``."""
+        return NormCost(p=self.q).dual_p
 
     def dual_value(self, a: np.ndarray, pi: np.ndarray) -> float:
-        """``sum_n p_n H(a_n)`` after making ``(a, pi)`` dual feasible: the intercept condition by
-        :func:`_balanced`, the budget by scaling ``(a, pi)`` by ``eps / budget`` when it exceeds eps
+        """``sum_n p_n H(a_n)`` after making ``(a, pi)`` dual feasible: the free columns' conditions by
+        :meth:`repaired`, the budget by scaling ``(a, pi)`` by ``eps / budget`` when it exceeds eps
         (the scaled point keeps the intercept condition: it is linear and homogeneous)."""
         a = self.repaired(a, pi)
         if a is None:
@@ -552,7 +554,6 @@ class _ScaledProblem:
         Any ``pi`` in [0, 1] gives a valid bound; this one is the best for the given ``a``.  ``None``
         when there is no kink set, it is too large (> 2,000 samples) or the small program fails."""
         from ..conic.builder import Affine, ProgramBuilder
-        from ..metrics.costs import NormCost
         from .base import solve_with_retries
         from .clarabel import ClarabelBackend
         kink = np.flatnonzero((pi > KINK_PI) & (pi < 1.0 - KINK_PI))
