@@ -43,11 +43,12 @@ class SeparationOracle:
     def upper_bound(self, intercept: float, coef: np.ndarray, lam: float, radius: float,
                     lam_min: float) -> float:
         """A valid upper bound on the worst-case risk of the fixed model:
-        ``lam' eps + mean_n max_k (l_k - lam' c_k)`` at ``lam' = max(lam, lam_min)`` (any ``lam' >=
-        lam_min`` gives one; belbasi2023 §5's UB uses the same construction)."""
+        ``lam' eps + sum_n p_n max_k (l_k - lam' c_k)`` at ``lam' = max(lam, lam_min)`` (any ``lam' >=
+        lam_min`` gives one; belbasi2023 §5's UB uses the same construction), with ``p`` the sample
+        probabilities of the nominal distribution (``1/N`` each unless weighted)."""
         lam_ = max(float(lam), float(lam_min))
         sep = self.separate(intercept, coef, lam_, np.zeros(self.n_samples))
-        return float(lam_ * radius + np.mean(sep.violation))
+        return float(lam_ * radius + self.inst.p @ sep.violation)
 
 
 def best_over_budgets(inst: "DROInstance", f0: np.ndarray, extremes: Sequence[np.ndarray],

@@ -316,7 +316,7 @@ def phase_one(inst: DROInstance, oracle, *, tau0: float = 1e-1, tau_min: float =
         intercept, coef, lam = split(theta_)
         lam = max(lam, lambda_floor(inst, coef))
         sep = oracle.separate(intercept, coef, lam, zeros)
-        return float(lam * inst.radius + np.mean(sep.violation)), sep
+        return float(lam * inst.radius + inst.p @ sep.violation), sep
 
     theta = np.zeros(dim)
     theta[-1] = 2.0 * float(inst.loss.lipschitz)   # beta = 0: strictly feasible, maximizers nominal
