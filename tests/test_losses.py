@@ -60,3 +60,17 @@ def test_get_loss_by_name_and_errors():
         dk.losses.Huber(delta=-1).lipschitz
     with pytest.raises(dk.ParameterError, match="tau"):
         dk.losses.Pinball(tau=1.5).pieces
+
+
+@pytest.mark.parametrize("tau", [0.1, 0.9])
+def test_pinball_fits_the_tau_quantile_as_documented(tau):
+    """Issue 20 item 9: with the residual ``e = f - y``, ``Pinball(tau)`` at radius 0 fits the tau-quantile
+    (not the (1 - tau)-quantile its docstring used to state): an intercept-only fit equals np.quantile."""
+    rng = np.random.default_rng(0)
+    y = rng.exponential(size=401)             # skewed: the tau- and (1 - tau)-quantiles are far apart
+    X = np.zeros((401, 1))
+    fit = dk.DRORegressor(loss=dk.losses.Pinball(tau), ambiguity=dk.Wasserstein(radius=0.0)).fit(X, y)
+    assert fit.intercept_ == pytest.approx(np.quantile(y, tau), abs=1e-6)
+    doc = " ".join(dk.losses.Pinball.__doc__.split())
+    assert "check loss of the ``tau``-quantile of y given x" in doc
+    assert "``Pinball(0.9)`` fits the 0.9-quantile" in doc

@@ -19,7 +19,7 @@ The first three act on the margin ``e = y f(x)`` (classification), the others on
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import expit
+from scipy.special import entr, expit
 
 from ..conic.builder import Affine, ProgramBuilder
 from ..exceptions import ParameterError
@@ -49,6 +49,17 @@ class Logistic(Loss):
     def second_derivative(self, e):
         s = 1.0 / (1.0 + np.exp(-np.abs(np.asarray(e, dtype=float))))
         return s * (1.0 - s)
+
+    def conjugate(self, a):
+        """``L*(a) = (-a) log(-a) + (1 + a) log(1 + a)`` on the slope domain ``[-1, 0]`` (minus the binary
+        entropy of ``-a``), ``+inf`` outside."""
+        a = np.asarray(a, dtype=float)
+        inside = (a >= -1.0) & (a <= 0.0)
+        b = np.clip(-a, 0.0, 1.0)
+        return np.where(inside, -(entr(b) + entr(1.0 - b)), np.inf)
+
+    def slope_domain(self):
+        return -1.0, 0.0
 
     @property
     def lipschitz(self) -> float:
@@ -99,6 +110,14 @@ class SmoothHinge(Loss):
         e = np.asarray(e, dtype=float)
         return ((e > 0) & (e < 1)).astype(float)
 
+    def conjugate(self, a):
+        """``L*(a) = a + a^2 / 2`` on the slope domain ``[-1, 0]``, ``+inf`` outside."""
+        a = np.asarray(a, dtype=float)
+        return np.where((a >= -1.0) & (a <= 0.0), a + 0.5 * a ** 2, np.inf)
+
+    def slope_domain(self):
+        return -1.0, 0.0
+
     @property
     def lipschitz(self) -> float:
         return 1.0
@@ -143,6 +162,16 @@ class Huber(Loss):
     def second_derivative(self, e):
         return (np.abs(np.asarray(e, dtype=float)) <= self._check()).astype(float)
 
+    def conjugate(self, a):
+        """``L*(a) = a^2 / 2`` on the slope domain ``[-delta, delta]``, ``+inf`` outside."""
+        d = self._check()
+        a = np.asarray(a, dtype=float)
+        return np.where(np.abs(a) <= d, 0.5 * a ** 2, np.inf)
+
+    def slope_domain(self):
+        d = self._check()
+        return -d, d
+
     @property
     def lipschitz(self) -> float:
         return self._check()
@@ -163,8 +192,11 @@ class Huber(Loss):
 class Pinball(Loss):
     """Pinball (quantile) loss ``max(-tau e, (1 - tau) e)``, ``0 <= tau <= 1``; lip = max(tau, 1 - tau).
 
-    With the residual ``e = f - y`` this is the check loss of the ``(1 - tau)``-quantile of y given x
-    in belbasi2023's sign convention; ``tau = 1/2`` gives ``|e| / 2``.
+    With drokit's residual ``e = f - y`` this is the check loss of the ``tau``-quantile of y given x:
+    over-predicting (``e > 0``) costs ``1 - tau`` per unit and under-predicting costs ``tau``, so at radius 0
+    ``Pinball(0.9)`` fits the 0.9-quantile (an intercept-only fit is ``np.quantile(y, 0.9)``; checked in
+    ``tests/test_losses.py``).  belbasi2023 writes the residual as ``y - f``, where the same formula is the
+    ``(1 - tau)``-quantile's.  ``tau = 1/2`` gives ``|e| / 2`` (the median).
     """
 
     name = "pinball"
