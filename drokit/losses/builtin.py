@@ -19,7 +19,7 @@ The first three act on the margin ``e = y f(x)`` (classification), the others on
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import entr, expit
+from scipy.special import expit
 
 from ..conic.builder import Affine, ProgramBuilder
 from ..exceptions import ParameterError
@@ -49,17 +49,6 @@ class Logistic(Loss):
     def second_derivative(self, e):
         s = 1.0 / (1.0 + np.exp(-np.abs(np.asarray(e, dtype=float))))
         return s * (1.0 - s)
-
-    def conjugate(self, a):
-        """``L*(a) = (-a) log(-a) + (1 + a) log(1 + a)`` on the slope domain ``[-1, 0]`` (minus the binary
-        entropy of ``-a``), ``+inf`` outside."""
-        a = np.asarray(a, dtype=float)
-        inside = (a >= -1.0) & (a <= 0.0)
-        b = np.clip(-a, 0.0, 1.0)
-        return np.where(inside, -(entr(b) + entr(1.0 - b)), np.inf)
-
-    def slope_domain(self):
-        return -1.0, 0.0
 
     @property
     def lipschitz(self) -> float:
@@ -110,14 +99,6 @@ class SmoothHinge(Loss):
         e = np.asarray(e, dtype=float)
         return ((e > 0) & (e < 1)).astype(float)
 
-    def conjugate(self, a):
-        """``L*(a) = a + a^2 / 2`` on the slope domain ``[-1, 0]``, ``+inf`` outside."""
-        a = np.asarray(a, dtype=float)
-        return np.where((a >= -1.0) & (a <= 0.0), a + 0.5 * a ** 2, np.inf)
-
-    def slope_domain(self):
-        return -1.0, 0.0
-
     @property
     def lipschitz(self) -> float:
         return 1.0
@@ -161,16 +142,6 @@ class Huber(Loss):
 
     def second_derivative(self, e):
         return (np.abs(np.asarray(e, dtype=float)) <= self._check()).astype(float)
-
-    def conjugate(self, a):
-        """``L*(a) = a^2 / 2`` on the slope domain ``[-delta, delta]``, ``+inf`` outside."""
-        d = self._check()
-        a = np.asarray(a, dtype=float)
-        return np.where(np.abs(a) <= d, 0.5 * a ** 2, np.inf)
-
-    def slope_domain(self):
-        d = self._check()
-        return -d, d
 
     @property
     def lipschitz(self) -> float:
