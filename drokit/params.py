@@ -6,8 +6,40 @@ from __future__ import annotations
 
 import copy
 import inspect
+from numbers import Real
+
+import numpy as np
 
 from .exceptions import ParameterError
+
+
+def real_number(value, name: str) -> float:
+    """``value`` as a float when it is a real number: an ``int``, a ``float`` or a numpy number (0-d
+    arrays too); a string (``"0.1"``), a boolean, ``None`` or anything else raises a
+    :class:`ParameterError` naming ``name``.  The one check of drokit's numeric parameters: a value
+    that merely converts to a float (``float("0.1")``, ``float(True)``) is not accepted, since it would
+    be kept as given (``radius='0.1'`` shown and compared as a string)."""
+    if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf":
+        value = value[()]
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (Real, np.integer, np.floating)):
+        if isinstance(value, (str, bytes)):
+            got = f"the string {value!r}" + (f"; pass the number {float(value)!r}" if _parses(value) else "")
+        elif value is None:
+            got = "None"
+        elif isinstance(value, (bool, np.bool_)):
+            got = f"the boolean {value!r}"
+        else:
+            got = f"a {type(value).__name__}: {value!r}"
+        raise ParameterError(f"{name} must be a real number (an int or a float), got {got}")
+    return float(value)
+
+
+def _parses(text) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def component(owner, name: str):
@@ -20,6 +52,29 @@ def component(owner, name: str):
         factory = getattr(type(owner), "DEFAULT_COMPONENTS", {}).get(name)
         if factory is not None:
             return factory()
+    return value
+
+
+def nested_params(owner, name: str) -> dict:
+    """``{f"{name}__{key}": value}`` of ``owner.<name>``'s deep parameters; for a ``None`` component,
+    those of the default object it stands for (so that ``get_params(deep=True)`` lists every name that
+    ``set_params`` reaches, and what ``repr`` shows)."""
+    value = getattr(owner, name)
+    if value is None:
+        value = component(owner, name)
+    if value is None or isinstance(value, type) or not hasattr(value, "get_params"):
+        return {}
+    return {f"{name}__{key}": val for key, val in value.get_params(deep=True).items()}
+
+
+def materialized(owner, name: str):
+    """``owner.<name>``; a ``None`` component is first replaced, on ``owner``, by the default object it
+    stands for (:func:`component`), so that a nested ``set_params`` name can reach into it."""
+    value = getattr(owner, name)
+    if value is None:
+        value = component(owner, name)
+        if value is not None:
+            setattr(owner, name, value)
     return value
 
 
@@ -44,20 +99,23 @@ class ParamsMixin:
                       if name != "self" and par.kind not in (par.VAR_POSITIONAL, par.VAR_KEYWORD))
 
     def get_params(self, deep: bool = True) -> dict:
-        """``{name: value}`` of the parameters; with ``deep``, also ``component__name`` entries."""
+        """``{name: value}`` of the parameters; with ``deep``, also ``component__name`` entries, those of
+        a ``None`` component being its default object's (what ``repr`` shows and ``set_params`` reaches)."""
         out = {}
         for name in self._get_param_names():
             value = getattr(self, name)
-            if deep and hasattr(value, "get_params") and not isinstance(value, type):
-                out.update((f"{name}__{key}", val) for key, val in value.get_params().items())
+            if deep:
+                out.update(nested_params(self, name))
             out[name] = value
         return out
 
     def set_params(self, **params):
         """Set parameters (nested names allowed); returns ``self``.
 
-        Raises :class:`ParameterError` naming an unknown parameter, or a component that is ``None``
-        (a default): pass the component explicitly, e.g. ``GroundMetric(label=LabelCost())``.
+        A nested name through a ``None`` component (``label__kappa`` while ``label`` is ``None``) first
+        stores the default object that ``None`` stands for (:func:`component`, e.g. ``LabelCost()``), then
+        sets the name on it.  Raises :class:`ParameterError` naming an unknown parameter, or a component
+        that has no parameters.
         """
         valid = self.get_params(deep=False)
         nested: dict = {}
@@ -72,12 +130,12 @@ class ParamsMixin:
                 setattr(self, name, value)
                 valid[name] = value
         for name, sub_params in nested.items():
-            component = valid[name]
-            if not hasattr(component, "set_params"):
+            part = materialized(self, name)
+            if not hasattr(part, "set_params"):
                 raise ParameterError(f"Cannot set {', '.join(sorted(sub_params))} on "
-                                     f"{type(self).__name__}.{name}, which is {component!r}; set "
+                                     f"{type(self).__name__}.{name}, which is {part!r}; set "
                                      f"{name} to an explicit drokit object first")
-            component.set_params(**sub_params)
+            part.set_params(**sub_params)
         return self
 
     def __sklearn_clone__(self):

@@ -224,8 +224,11 @@ def test_nested_params_clone_and_set_params():
     assert copy.ambiguity.radius == 0.3 and est.ambiguity.radius == 0.1  # clone is a deep copy
     assert copy.ambiguity.metric is not metric
     assert copy.ambiguity.metric.calibration is not None  # not a parameter, but kept by clone
-    with pytest.raises(dk.ParameterError, match="Cannot set kappa on GroundMetric.label, which is None"):
-        copy.set_params(ambiguity__metric__label__kappa=1.0)
+    # the default label cost (None, shown as LabelCost(kappa=inf)) is reachable: set_params stores it
+    assert params["ambiguity__metric__label__kappa"] == np.inf
+    copy.set_params(ambiguity__metric__label__kappa=1.0)
+    assert copy.ambiguity.metric.label.kappa == 1.0 and metric.label is None
+    assert copy.ambiguity.metric.calibration is not None  # a label cost does not change the weights
     with pytest.raises(dk.ParameterError, match="Invalid parameter 'rad' for Wasserstein"):
         copy.set_params(ambiguity__rad=1.0)
 

@@ -24,7 +24,7 @@ import numpy as np
 from ..exceptions import ParameterError
 from ..metrics.costs import LabelCost, MismatchCost, NormCost
 from ..metrics.ground import GroundMetric
-from ..params import ParamsMixin
+from ..params import ParamsMixin, real_number
 
 DIVERGENCES = ("kl", "chi2")
 
@@ -36,10 +36,7 @@ def squared_euclidean_metric() -> GroundMetric:
 
 
 def _theta(value, name: str) -> float:
-    try:
-        out = float(value)
-    except (TypeError, ValueError):
-        raise ParameterError(f"OTMoment {name} must be a positive number or np.inf, got {value!r}") from None
+    out = real_number(value, f"OTMoment {name}")
     if not (out > 0):  # also rejects NaN
         raise ParameterError(f"OTMoment {name} must be > 0 (np.inf switches that perturbation off), "
                              f"got {value!r}")

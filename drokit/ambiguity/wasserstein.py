@@ -10,7 +10,7 @@ import numpy as np
 
 from ..exceptions import ParameterError
 from ..metrics.ground import GroundMetric
-from ..params import ParamsMixin, component
+from ..params import ParamsMixin, component, real_number
 
 
 class Wasserstein(ParamsMixin):
@@ -41,10 +41,7 @@ class Wasserstein(ParamsMixin):
         return tuple(self.center)
 
     def validated_radius(self) -> float:
-        try:
-            r = float(self.radius)
-        except (TypeError, ValueError):
-            raise ParameterError(f"Wasserstein radius must be a number >= 0, got {self.radius!r}") from None
+        r = real_number(self.radius, "Wasserstein radius")
         if not np.isfinite(r) or r < 0:
             raise ParameterError(f"Wasserstein radius must be finite and >= 0, got {self.radius!r}")
         return r

@@ -27,7 +27,7 @@ import numpy as np
 
 from ..conic.builder import Affine, ProgramBuilder
 from ..exceptions import ParameterError
-from ..params import ParamsMixin
+from ..params import ParamsMixin, real_number
 
 Weights = Union[None, Real, Sequence[float], np.ndarray, Mapping[str, float]]
 
@@ -68,24 +68,19 @@ def resolve_weights(weights: Weights, names: List[str], what: str) -> np.ndarray
             and not isinstance(weights, (bool, np.bool_)):
         w = np.full(n, _as_weight(weights, what, "all"))
     else:
-        try:
-            w = np.asarray(weights, dtype=float)
-        except (TypeError, ValueError):
+        raw = None if isinstance(weights, (str, bytes, bool, np.bool_)) else np.asarray(weights, dtype=object)
+        if raw is None or raw.ndim == 0:
             raise ParameterError(f"{what} weights must be None, a number, one number per {what} "
-                                 f"column or a {{column: weight}} dict, got {weights!r}") from None
-        if w.shape != (n,):
-            raise ParameterError(f"{what} weights have shape {w.shape}, but there are {n} {what} "
+                                 f"column or a {{column: weight}} dict, got {weights!r}")
+        if raw.shape != (n,):
+            raise ParameterError(f"{what} weights have shape {raw.shape}, but there are {n} {what} "
                                  f"columns {names} (expected shape ({n},))")
-        for name, value in zip(names, w):
-            _as_weight(value, what, name)
+        w = np.array([_as_weight(value, what, name) for name, value in zip(names, raw)], dtype=float)
     return w.astype(float)
 
 
 def _as_weight(value, what: str, name) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ParameterError(f"{what} weight for {name!r} is not a number: {value!r}") from None
+    v = real_number(value, f"{what} weight for {name!r}")
     if np.isnan(v) or v < 0:
         raise ParameterError(f"{what} weight for {name!r} must be a number >= 0 (np.inf = immutable), "
                              f"got {value!r}")
@@ -115,10 +110,7 @@ class NormCost(ParamsMixin):
         self.weights = weights
 
     def validated_p(self) -> float:
-        try:
-            p = float(self.p)
-        except (TypeError, ValueError):
-            raise ParameterError(f"NormCost p must be a number >= 1, got {self.p!r}") from None
+        p = real_number(self.p, "NormCost p")
         if not (p >= 1):
             raise ParameterError(f"NormCost p must be >= 1 (a norm), got {self.p!r}")
         return p
@@ -229,10 +221,7 @@ class CategoricalCost(ParamsMixin):
 
     # -------------------------------------------------------------- inherited
     def validated_p(self) -> float:
-        try:
-            p = float(self.p)
-        except (TypeError, ValueError):
-            raise ParameterError(f"{type(self).__name__} p must be a positive number, got {self.p!r}") from None
+        p = real_number(self.p, f"{type(self).__name__} p")
         if not (p > 0 and np.isfinite(p)):
             raise ParameterError(f"{type(self).__name__} p must be a positive finite number, got {self.p!r}")
         return p
@@ -423,11 +412,7 @@ class LabelCost(ParamsMixin):
         self.kappa = kappa
 
     def validated_kappa(self) -> float:
-        try:
-            k = float(self.kappa)
-        except (TypeError, ValueError):
-            raise ParameterError(f"LabelCost kappa must be a positive number or np.inf, "
-                                 f"got {self.kappa!r}") from None
+        k = real_number(self.kappa, "LabelCost kappa")
         if np.isnan(k) or k <= 0:
             raise ParameterError(f"LabelCost kappa must be > 0 (np.inf = labels never move), "
                                  f"got {self.kappa!r}")

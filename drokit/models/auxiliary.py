@@ -14,6 +14,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 
 from ..exceptions import ParameterError
+from ..params import real_number
 from ..schema import _is_dataframe
 
 
@@ -38,10 +39,7 @@ class AuxiliaryMixture(ClassifierMixin, BaseEstimator):
         self.weight = weight
 
     def fit(self, X, y, sample_weight=None):
-        try:
-            w = float(self.weight)
-        except (TypeError, ValueError):
-            raise ParameterError(f"weight must be a number >= 0, got {self.weight!r}") from None
+        w = real_number(self.weight, "weight")
         if not (np.isfinite(w) and w >= 0):
             raise ParameterError(f"weight must be finite and >= 0, got {self.weight!r}")
         if self.estimator is None or self.X_aux is None or self.y_aux is None:
@@ -56,9 +54,11 @@ class AuxiliaryMixture(ClassifierMixin, BaseEstimator):
         base = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
         weights = np.concatenate([base, np.full(n_aux, w)])
         self.estimator_ = clone(self.estimator).fit(X_all, y_all, sample_weight=weights)
-        for name in ("classes_", "coef_", "intercept_", "result_", "n_features_in_"):
+        for name in ("classes_", "coef_", "intercept_", "result_", "n_features_in_", "feature_names_in_"):
             if hasattr(self.estimator_, name):
                 setattr(self, name, getattr(self.estimator_, name))
+            elif name in vars(self):  # a refit on data without names: drop the stale ones
+                delattr(self, name)
         return self
 
     def predict(self, X):
