@@ -7,7 +7,9 @@ mismatch cost ignores the coding; note D2 item 10a).
 
 * pandas DataFrame: ``category``, ``object``, ``bool`` and string columns are categorical, numeric
   columns numerical (``categorical_features`` may override).  A ``category`` column's declared
-  categories are all levels, observed or not.
+  categories are all levels, observed or not.  An ``object`` / string column whose values are all
+  numbers (``"3.2"``, ``"-0.15"``, ...: numbers stored as strings) raises unless ``categorical_features``
+  is given: converted (``pd.to_numeric``) it is numerical, declared it stays categorical.
 * numpy array: all columns numerical unless ``categorical_features`` (indices, names or a boolean
   mask) says otherwise; levels are the sorted distinct values.
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from numbers import Real
 from typing import Any, List, Sequence
 
 import numpy as np
@@ -112,11 +115,16 @@ class FeatureSchema:
     # ---------------------------------------------------------------- fitting
     @classmethod
     def infer(cls, X, categorical_features=None, categories="auto") -> "FeatureSchema":
-        """Learn column roles and levels from training data ``X``."""
+        """Learn column roles and levels from training data ``X``.
+
+        Without ``categorical_features``, a DataFrame column of numbers stored as strings (or of numbers
+        in an ``object`` column) raises a :class:`DataError` naming it and the two fixes, instead of
+        becoming a categorical feature with one level per distinct value."""
         if _is_dataframe(X):
             names = _unique_names(X)
             if categorical_features is None:
                 cat_mask = [_is_categorical_dtype(X.iloc[:, j]) for j in range(X.shape[1])]
+                _refuse_numbers_as_text(X, names, cat_mask)
             else:
                 cat_mask = _mask_from_spec(categorical_features, names, "categorical_features")
             columns = [X.iloc[:, j] for j in range(X.shape[1])]
@@ -204,6 +212,52 @@ class FeatureSchema:
         rows = np.broadcast_to(np.arange(K)[:, None], Z.shape)
         return sp.csr_matrix((np.ones(int(active.sum())), (rows[active], cols[active])),
                              shape=(K, self.n_dummies))
+
+
+def _numbers_as_text(column) -> str:
+    """``"strings"`` when every value of an object / string column is a string that parses as a number,
+    ``"objects"`` when every value of an object column is a (non-boolean) number; ``""`` otherwise
+    (category and bool columns, text, mixed values, no values)."""
+    dtype = column.dtype
+    if isinstance(dtype, pd.CategoricalDtype) or pd.api.types.is_bool_dtype(dtype):
+        return ""
+    values = column.to_numpy(dtype=object)
+    values = values[~_is_missing(values)]
+    try:
+        uniques = pd.unique(values)
+    except TypeError:  # unhashable values: not numbers
+        return ""
+    if uniques.size == 0:
+        return ""
+    if all(isinstance(v, str) for v in uniques):
+        parsed = pd.to_numeric(pd.Series(uniques, dtype=object), errors="coerce")
+        return "strings" if bool(parsed.notna().all()) else ""
+    if all(isinstance(v, (Real, np.number)) and not isinstance(v, (bool, np.bool_)) for v in uniques):
+        return "objects"
+    return ""
+
+
+def _refuse_numbers_as_text(X, names: List[str], cat_mask: List[bool]) -> None:
+    """A column whose dtype makes it categorical but whose values are all numbers (``"3.2"``,
+    ``"-0.15"``, ... or numbers in an object column) would silently become a categorical feature with one
+    level per distinct value: raise, naming it and the two fixes (convert it, or declare the
+    categorical columns explicitly)."""
+    found = [(j, kind) for j in range(len(names)) if cat_mask[j]
+             for kind in [_numbers_as_text(X.iloc[:, j])] if kind]
+    if not found:
+        return
+    j, kind = found[0]
+    column = X.iloc[:, j]
+    examples = [str(v) for v in pd.unique(column.dropna().to_numpy(dtype=object))[:3]]
+    n_levels = int(column.nunique(dropna=True))
+    how = "numbers stored as strings" if kind == "strings" else f"numbers in a column of dtype {column.dtype}"
+    others = f" (and {[names[k] for k, _ in found[1:]]})" if len(found) > 1 else ""
+    declared = [names[k] for k in range(len(names)) if cat_mask[k]]
+    raise DataError(
+        f"X column {names[j]!r}{others} holds {how} ({', '.join(examples)}, ...): as it is, it would become "
+        f"a categorical feature with {n_levels} levels, one per distinct value. To make it numerical, "
+        f"convert it: X[{names[j]!r}] = pd.to_numeric(X[{names[j]!r}]). To keep it categorical (e.g. zip "
+        f"codes), list the categorical columns explicitly: categorical_features={declared}.")
 
 
 def _unique_names(X) -> List[str]:

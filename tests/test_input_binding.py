@@ -151,3 +151,57 @@ def test_otmoment_default_metric_is_reachable():
     assert amb.get_params(deep=True)["metric__numerical__p"] == 2
     amb.set_params(metric__label__kappa=3.0)
     assert amb.metric.label.kappa == 3.0 and amb.metric.numerical.p == 2
+
+
+# ---------------------------------------------------------------------------------------------------
+# issue 21.5: numbers stored as strings
+# ---------------------------------------------------------------------------------------------------
+def with_text_numbers(dtype=object):
+    X, y = small()
+    values = np.round(np.random.default_rng(1).normal(size=len(X)), 2)
+    return X.assign(score=pd.Series([str(v) for v in values], dtype=dtype)), y
+
+
+@pytest.mark.parametrize("dtype", [object, "string"])
+def test_numbers_stored_as_strings_raise_with_the_fix(dtype):
+    X, y = with_text_numbers(dtype)
+    with pytest.raises(dk.DataError, match=r"column 'score' holds numbers stored as strings.*pd\.to_numeric"
+                                           r".*categorical_features"):
+        dk.DROClassifier().fit(X, y)
+    with pytest.raises(dk.DataError, match="'score'"):
+        dk.Problem("logistic").compile(X, y)
+
+
+def test_numbers_in_an_object_column_raise():
+    X, y = small()
+    X = X.assign(score=pd.Series(list(np.arange(len(X)) * 1.5), dtype=object))
+    with pytest.raises(dk.DataError, match=r"column 'score' holds numbers in a column of dtype object"):
+        dk.DROClassifier().fit(X, y)
+
+
+def test_converted_numbers_are_a_numerical_feature():
+    X, y = with_text_numbers()
+    X["score"] = pd.to_numeric(X["score"])
+    clf = dk.DROClassifier(ambiguity=dk.Wasserstein(radius=0.05)).fit(X, y)
+    assert "score" in clf.schema_.numerical_names
+
+
+def test_declared_categorical_strings_of_digits_stay_categorical():
+    """Zip codes are digits but categorical: declaring them keeps them so (by name or by index)."""
+    X, y = small()
+    X = X.assign(zip=np.resize(["02139", "10001", "94103"], len(X)).astype(object))
+    for spec in (["color", "zip"], [2, 3]):
+        clf = dk.DROClassifier(ambiguity=dk.Wasserstein(radius=0.05), categorical_features=spec).fit(X, y)
+        assert clf.schema_.categorical_names == ["color", "zip"]
+        assert clf.schema_.categories[1] == ["02139", "10001", "94103"]
+        clf.predict(X)
+    cat = X.assign(zip=X["zip"].astype("category"))  # a category dtype is a declaration too
+    clf = dk.DROClassifier(ambiguity=dk.Wasserstein(radius=0.05)).fit(cat, y)
+    assert "zip" in clf.schema_.categorical_names
+
+
+def test_text_that_is_not_all_numbers_stays_categorical():
+    X, y = small()
+    X = X.assign(grade=np.resize(["1", "2", "3+"], len(X)).astype(object))
+    clf = dk.DROClassifier(ambiguity=dk.Wasserstein(radius=0.05)).fit(X, y)
+    assert "grade" in clf.schema_.categorical_names
