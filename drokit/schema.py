@@ -321,6 +321,7 @@ def _codes(values, categories: list, name: str, handle_unknown: str) -> np.ndarr
     codes = lookup[inverse]
     unknown = codes < 0
     if unknown.any():
+        _check_kinds(uniques[lookup < 0], categories, name)
         if handle_unknown == "error":
             seen = sorted({str(v) for v in values[unknown]})[:5]
             raise DataError(
@@ -330,6 +331,32 @@ def _codes(values, categories: list, name: str, handle_unknown: str) -> np.ndarr
                 f"columns zero)")
         codes[unknown] = 0
     return codes
+
+
+def _kind(value) -> str:
+    """``"number"`` (booleans included), ``"text"`` or the type's name: what a level can be compared with."""
+    if isinstance(value, (Real, np.number, np.bool_)):
+        return "number"
+    if isinstance(value, (str, bytes, np.str_)):
+        return "text"
+    return type(value).__name__
+
+
+def _check_kinds(unknown: np.ndarray, categories: list, name: str) -> None:
+    """Values of another kind than every level of the feature (a number among text levels, text among
+    numeric levels) are not unseen levels but a wrong column: they raise whatever ``handle_unknown``
+    says (``"ignore"`` is meant for new levels of the feature)."""
+    kinds = {_kind(c) for c in categories}
+    foreign = [v for v in unknown if _kind(v) not in kinds]
+    if foreign:
+        shown = [str(v) for v in foreign[:5]]
+        what = " or ".join(sorted({"numbers" if _kind(v) == "number" else _kind(v) for v in foreign}))
+        level_kinds = " and ".join(sorted("numbers" if k == "number" else k for k in kinds))
+        raise DataError(
+            f"categorical column {name!r} has value(s) {shown} ({what}) that are not among its levels "
+            f"{[str(c) for c in categories][:10]} ({level_kinds}) and cannot be levels of it: the column "
+            f"holds other data than at fit (handle_unknown='ignore' is for unseen levels of the feature, "
+            f"not for values of another kind)")
 
 
 def _factorize(values: np.ndarray):

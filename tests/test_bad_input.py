@@ -264,10 +264,17 @@ def test_empty_dataframe(make):
 def test_predict_with_wrong_columns():
     df, y = frame()
     est = dk.DROClassifier().fit(df, y)
-    with pytest.raises(ValueError, match="X has 3 features.*expecting 4"):
+    with pytest.raises(dk.DataError, match=r"X does not have the columns DROClassifier was fitted on: missing "
+                                           r"column\(s\) \['city'\] "):
         est.predict(df[["age", "income", "color"]])
-    with pytest.raises(dk.DataError, match=r"missing the column\(s\) \['age'\]"):
+    with pytest.raises(dk.DataError, match=r"missing column\(s\) \['age'\]; unexpected column\(s\) \['AGE'\]"):
         est.predict(df.rename(columns={"age": "AGE"}))
+    with pytest.raises(dk.DataError, match=r"X has the columns seen at fit by DROClassifier, but in another "
+                                           r"order: \['income', 'age', 'color', 'city'\] instead of"):
+        est.predict(df[["income", "age", "color", "city"]])
+    with pytest.warns(UserWarning, match="X does not have valid feature names"), \
+            pytest.raises(ValueError, match="X has 3 features.*expecting 4"):
+        est.predict(df[["age", "income", "color"]].to_numpy())
     X, y = data()
     est = clf().fit(X, y)
     with pytest.raises(ValueError, match="X has 5 features.*expecting 4"):

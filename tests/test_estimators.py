@@ -12,10 +12,9 @@ scikit-learn's own acceptance test, ``check_estimator`` (run here per check thro
   are covered by the tests below and by test_against_reference.py.
 
 ``check_dataframe_column_names_consistency`` (defined in scikit-learn but not run by
-``check_estimator`` in 1.9) would fail on purpose: it wants ``predict`` to *reject* a DataFrame whose
-columns are reordered, while drokit matches DataFrame columns by name (categorical columns are
-identified by name, so the order carries no information); see
-``test_dataframe_predict_matches_columns_by_name``.  Missing or renamed columns do raise.
+``check_estimator`` in 1.9) passes too (tests/test_input_binding.py): as in scikit-learn, a DataFrame
+given to a fitted model must have the columns of fit in the same order (reordered, missing or renamed
+columns raise), see ``test_dataframe_predict_requires_the_columns_of_fit_in_order``.
 
 A small radius (0.01) and the default Clarabel back-end keep each configuration under a second.
 """
@@ -244,11 +243,18 @@ def test_categorical_codes_are_vectorized_and_keep_their_semantics(values, categ
     assert codes.dtype == np.int64
     np.testing.assert_array_equal(codes, np.tile(expected, 5000))
     assert len(calls) <= 2 * (len(categories) + len(values))  # per distinct value, not per row
-    unseen = np.concatenate([big, np.array(["zz"], dtype=object)])
-    with pytest.raises(dk.DataError, match=r"categorical column 'col' has level\(s\) \['zz'\] not seen"):
+    text_levels = any(isinstance(c, str) for c in categories)
+    new_level, other_kind = ("zz", 3.5) if text_levels else (99, "zz")  # a new level; not a level at all
+    unseen = np.concatenate([big, np.array([new_level], dtype=object)])
+    with pytest.raises(dk.DataError, match=rf"categorical column 'col' has level\(s\) \['{new_level}'\] not seen"):
         schema_module._codes(unseen, categories, "col", "error")
     np.testing.assert_array_equal(schema_module._codes(unseen, categories, "col", "ignore"),
                                   np.r_[np.tile(expected, 5000), 0])
+    if len({isinstance(c, str) for c in categories}) == 1:  # levels of one kind ("mixed" has both)
+        foreign = np.concatenate([big, np.array([other_kind], dtype=object)])
+        for handle_unknown in ("error", "ignore"):  # a value of the other kind is never a level
+            with pytest.raises(dk.DataError, match=rf"'col' has value\(s\) \['{other_kind}'\] .*not among"):
+                schema_module._codes(foreign, categories, "col", handle_unknown)
     missing = np.concatenate([big.astype(object), np.array([None, np.nan], dtype=object)])
     with pytest.raises(dk.DataError, match="categorical column 'col' has 2 missing value"):
         schema_module._codes(missing, categories, "col", "error")
@@ -279,11 +285,16 @@ def test_numpy_and_dataframe_inputs_agree():
     np.testing.assert_allclose(a.decision_function(X), b.decision_function(df), atol=1e-5)
 
 
-def test_dataframe_predict_matches_columns_by_name():
+def test_dataframe_predict_requires_the_columns_of_fit_in_order():
+    """scikit-learn's rule: a reordered DataFrame raises (it used to be matched by name); selecting the
+    columns of fit (``feature_names_in_``) gives the model's predictions."""
     df, signal = mixed_frame()
     clf = dk.DROClassifier(ambiguity=dk.Wasserstein(radius=0.1)).fit(df, class_labels(signal))
     shuffled = df[list(reversed(df.columns))]
-    np.testing.assert_allclose(clf.decision_function(shuffled), clf.decision_function(df))
+    with pytest.raises(dk.DataError, match="in another order"):
+        clf.decision_function(shuffled)
+    np.testing.assert_allclose(clf.decision_function(shuffled[list(clf.feature_names_in_)]),
+                               clf.decision_function(df))
 
 
 def test_all_numerical_data_uses_closed_form_and_all_categorical_works():

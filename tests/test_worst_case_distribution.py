@@ -386,7 +386,7 @@ def test_bad_input_names_the_argument():
     with pytest.raises(NotFittedError, match="model"):
         dk.worst_case(clf, X, y)
     clf.fit(X, y)
-    with pytest.raises(dk.DataError, match="X has 4 columns"):
+    with pytest.raises(dk.DataError, match="X has 4 features, but DROClassifier is expecting 5"):
         dk.worst_case(clf, X[:, :4], y)
     with pytest.raises(dk.DataError, match="X and y have different lengths"):
         dk.worst_case(clf, X, y[:-1])

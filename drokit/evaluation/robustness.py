@@ -362,8 +362,13 @@ def _score_block(y: np.ndarray, P: np.ndarray, metrics: Tuple[str, ...],
 
 
 def _predict(model, X, column: int, name: str) -> np.ndarray:
-    """The positive-class probabilities of ``model`` on ``X``, checked."""
-    proba = np.asarray(model.predict_proba(X), dtype=float)
+    """The positive-class probabilities of ``model`` on ``X``, checked (a drokit model checks ``X``'s columns
+    against those of its fit, :func:`drokit.models.validation.check_features`)."""
+    try:
+        proba = np.asarray(model.predict_proba(X), dtype=float)
+    except DataError as exc:
+        raise DataError(f"robustness_report: model {name!r} cannot predict on X_test (or its shifted copies, "
+                        f"which have its columns): {exc}") from None
     if proba.ndim != 2 or proba.shape != (X.shape[0], 2):
         raise DataError(f"robustness_report: predict_proba of model {name!r} returned shape {proba.shape}, "
                         f"expected ({X.shape[0]}, 2)")

@@ -595,91 +595,6 @@ def _result(inst: DROInstance, classes, *, value, nominal_risk, lam, lam_min, ro
 
 
 # ============================================================================ the public entry point
-def _bind_model(model, X, y, ambiguity, schema, loss, sample_weight=None):
-    """The :class:`DROInstance` of the evaluation data under ``model``'s encoding, plus its parameters."""
-    from sklearn.utils.validation import check_is_fitted
-    from sklearn.exceptions import NotFittedError
-    from ..losses.base import CLASSIFICATION
-    from ..models.estimators import _DROLinearModel
-    from ..models.problem import Problem
-    from ..schema import FeatureSchema
-
-    if isinstance(model, _DROLinearModel):
-        try:
-            check_is_fitted(model, "result_")
-        except NotFittedError:
-            raise NotFittedError(f"model: this {type(model).__name__} is not fitted yet; call "
-                                 f"model.fit(X, y) before worst_case(model, X, y)") from None
-        if schema is not None or loss is not None:
-            raise ParameterError("schema and loss are taken from the fitted drokit estimator; pass them "
-                                 "only for models that are not drokit estimators")
-        problem = model._problem()
-        if ambiguity is not None:
-            problem.ambiguity = ambiguity
-        elif getattr(model, "ambiguity_", None) is not None:  # the set the model was fitted on (built at fit)
-            problem.ambiguity = model.ambiguity_
-        schema = model.schema_
-        handle_unknown = model.handle_unknown
-        intercept, coef = float(model.result_.intercept), np.asarray(model.result_.coef, dtype=float)
-        classes = getattr(model, "classes_", None)
-    elif hasattr(model, "coef_") and hasattr(model, "intercept_"):
-        if not isinstance(schema, FeatureSchema):
-            raise TypeError(
-                f"model is a {type(model).__name__}, not a drokit estimator: pass schema= (the "
-                f"drokit FeatureSchema whose design matrix [numerical, reference-level dummies] the model "
-                f"was fitted on, e.g. FeatureSchema.infer(X_train, categorical_features) or "
-                f"clf.schema_) and loss=")
-        if loss is None:
-            from sklearn.linear_model import LogisticRegression
-            if isinstance(model, LogisticRegression):
-                loss = "logistic"
-            else:
-                raise TypeError(f"model is a {type(model).__name__}: pass loss= (e.g. 'logistic', "
-                                f"'hinge', 'huber') to say which loss its worst-case risk is of")
-        if ambiguity is None:
-            raise ParameterError(f"ambiguity is required: a {type(model).__name__} carries no "
-                                 f"Wasserstein ball")
-        coef_arr = np.asarray(model.coef_, dtype=float)
-        if coef_arr.ndim == 2 and coef_arr.shape[0] != 1:
-            raise DataError(f"model.coef_ has shape {coef_arr.shape}: only binary / single-output "
-                            f"linear models are supported")
-        coef = coef_arr.ravel()
-        if coef.size != schema.n_encoded:
-            raise DataError(f"model.coef_ has {coef.size} entries but schema encodes {schema.n_encoded} "
-                            f"columns {schema.encoded_names()[:10]}; fit the model on "
-                            f"schema.design(schema.transform(X))")
-        intercept = float(np.ravel(np.asarray(model.intercept_, dtype=float))[0]) \
-            if np.size(model.intercept_) else 0.0
-        problem = Problem(loss=loss, ambiguity=ambiguity)
-        handle_unknown = "error"
-        classes = getattr(model, "classes_", None)
-    else:
-        raise TypeError(f"model must be a fitted drokit DROClassifier / DRORegressor, or a fitted linear "
-                        f"model with coef_ and intercept_ (e.g. sklearn LogisticRegression) together with "
-                        f"schema= and loss=; got {type(model).__name__}")
-    X = _DROLinearModel._check_input(X)
-    n_cols = X.shape[1]
-    if n_cols != len(schema.feature_names):
-        raise DataError(f"X has {n_cols} columns, but the model was fitted on {len(schema.feature_names)} "
-                        f"({schema.feature_names[:10]})")
-    n_rows = X.shape[0]
-    classification = problem.resolved_task() == CLASSIFICATION
-    if classification and classes is not None:
-        classes = np.asarray(classes)
-        if classes.size != 2:
-            raise DataError(f"model.classes_ has {classes.size} classes; only binary classifiers are "
-                            f"supported")
-    elif classification and y is not None:
-        from ..models.validation import encode_binary_labels, plus_minus_one_labels
-        if plus_minus_one_labels(y, n_rows) is None:  # two user labels: sorted, the second is +1
-            _, classes = encode_binary_labels(y, n_rows)
-    elif y is None:
-        raise DataError("y is required: the worst-case risk is of the loss on (X, y)")
-    inst = problem.bind(X, y, schema=schema, handle_unknown=handle_unknown, classes=classes,
-                        sample_weight=sample_weight)
-    return inst, intercept, coef, classes
-
-
 def worst_case(model, X, y, ambiguity=None, *, method: str = "auto", schema=None,
                loss=None, sample_weight=None) -> WorstCaseResult:
     """Worst-case risk of a fitted model over a Wasserstein ball around ``(X, y)`` and a worst-case
@@ -700,8 +615,10 @@ def worst_case(model, X, y, ambiguity=None, *, method: str = "auto", schema=None
         reference-level dummies]`` (e.g. an sklearn ``LogisticRegression`` fitted on
         ``schema.design(schema.transform(X))``), then ``schema`` (a :class:`~drokit.schema.FeatureSchema`)
         and ``ambiguity`` are required, and ``loss`` unless the model is a ``LogisticRegression``.
-    X, y : evaluation data with the columns used at fit (pandas or numpy); unseen categorical levels
-        follow the estimator's ``handle_unknown`` (``"error"`` raises, ``"ignore"`` uses the reference
+    X, y : evaluation data with the columns of fit, in the same order (pandas or numpy), checked as the
+        estimator's ``predict`` checks them (:func:`drokit.models.validation.check_features`: other
+        DataFrame columns raise, a numpy array for a model fitted on a DataFrame warns); unseen
+        categorical levels follow the estimator's ``handle_unknown`` (``"error"`` raises, ``"ignore"`` uses the reference
         level).  Classification labels must be among the model's ``classes_`` (a model without
         ``classes_``: +-1 labels, or two labels of which the larger is the positive class).
     ambiguity : :class:`~drokit.Wasserstein` ball; defaults to the estimator's own.
@@ -718,5 +635,7 @@ def worst_case(model, X, y, ambiguity=None, *, method: str = "auto", schema=None
     """
     if method not in METHODS:
         raise ParameterError(f"method must be one of {list(METHODS)}, got {method!r}")
-    inst, intercept, coef, classes = _bind_model(model, X, y, ambiguity, schema, loss, sample_weight)
+    from ..models.binding import bind_fitted_model
+    inst, intercept, coef, classes = bind_fitted_model(model, X, y, ambiguity, schema=schema, loss=loss,
+                                                       sample_weight=sample_weight, where="worst_case")
     return worst_case_from_instance(inst, intercept, coef, method=method, classes=classes)

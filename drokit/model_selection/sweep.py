@@ -18,9 +18,9 @@ Convenience grid keys (besides any ``set_params`` name such as ``ambiguity__radi
   (:func:`drokit.radius_from_theta`); exclusive with ``radius``;
 * ``kappa``: the label-flip cost of the ground metric (``ambiguity__metric__label__kappa``).
 
-A ``None`` ambiguity, metric or label cost on the path of a grid key is replaced, in the sweep's own
-copy of the estimator, by the default object it stands for (``Wasserstein()``, ``GroundMetric()``,
-``LabelCost()``), so that the nested parameter exists; the fitted models are unchanged by this.
+A ``None`` ambiguity, metric or label cost on the path of a grid key stands for its default object
+(``Wasserstein()``, ``GroundMetric()``, ``LabelCost()``): ``get_params(deep=True)`` lists its nested names
+and ``set_params`` stores it before setting them (:mod:`drokit.params`), as in ``GridSearchCV``.
 """
 
 from __future__ import annotations
@@ -42,13 +42,11 @@ from sklearn.base import clone, is_classifier
 from sklearn.exceptions import FitFailedWarning
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import ParameterGrid, RepeatedKFold, RepeatedStratifiedKFold
-from sklearn.utils import _safe_indexing
 
 from ..ambiguity import Wasserstein
 from ..exceptions import DrokitError, ParameterError
 from ..metrics import LabelCost, radius_from_theta
 from ..models import DROClassifier, DRORegressor
-from ..params import component
 
 #: convenience grid keys -> the nested parameter they set on a drokit estimator
 CONVENIENCE_KEYS = {"radius": "ambiguity__radius", "theta": "ambiguity__radius",
@@ -218,7 +216,6 @@ def cross_validate_grid(estimator, X, y, grid: Grid, *, cv=5, repeats: int = 1, 
     candidates = _candidates(user_grid)
     prefix = _drokit_prefix(base)
     translated = [_translate(c, prefix, own) for c in candidates]
-    _materialize_defaults(base, {name for params in translated for name in params})
     _check_names(base, translated, candidates)
     splits = _make_splits(base, X, y, cv, repeats, seed)
     scorer, scoring_name = _scorer(base, scoring)
@@ -361,22 +358,14 @@ def _translate(params: Mapping[str, Any], prefix: str, own: Collection[str] = ()
     return out
 
 
-def _materialize_defaults(estimator, names) -> None:
-    """Replace ``None`` components on the path of each nested name by their default objects, in place
-    (``estimator`` is the sweep's clone), so that ``set_params`` can reach e.g. ``label__kappa``."""
-    params = estimator.get_params(deep=True)
-    for name in sorted(names):
-        parts = name.split("__")
-        for depth in range(1, len(parts)):
-            owner_name = "__".join(parts[:depth - 1])
-            owner = estimator if depth == 1 else params.get(owner_name)
-            attribute = parts[depth - 1]
-            if owner is None or getattr(owner, attribute, 0) is not None:
-                continue
-            default = component(owner, attribute)   # the owner's declared default (drokit.params)
-            if default is not None:
-                setattr(owner, attribute, default)
-                params = estimator.get_params(deep=True)
+def _rows(data, index: np.ndarray):
+    """The rows ``index`` of ``data``: ``iloc`` for pandas, indexing for an array (anything with a
+    ``shape``), a list for a list (scikit-learn's row selection, without its private helper)."""
+    if hasattr(data, "iloc"):
+        return data.iloc[index]
+    if hasattr(data, "shape"):
+        return data[index]
+    return [data[i] for i in index]
 
 
 def _check_names(estimator, translated: List[Dict[str, Any]], candidates) -> None:
@@ -501,7 +490,7 @@ def _fit_and_score(estimator, X, y, params: Dict[str, Any], split: Split, scorer
         start = time.perf_counter()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            model.fit(_safe_indexing(X, train), _safe_indexing(y, train))
+            model.fit(_rows(X, train), _rows(y, train))
         record["fit_time"] = time.perf_counter() - start
         record["warnings"] = "; ".join(dict.fromkeys(str(w.message) for w in caught))
         result = _fit_result(model)
@@ -511,7 +500,7 @@ def _fit_and_score(estimator, X, y, params: Dict[str, Any], split: Split, scorer
             record["solver"] = str(getattr(result, "solver", ""))
         stage = "score"
         start = time.perf_counter()
-        record["test_score"] = float(scorer(model, _safe_indexing(X, test), _safe_indexing(y, test)))
+        record["test_score"] = float(scorer(model, _rows(X, test), _rows(y, test)))
         record["score_time"] = time.perf_counter() - start
     except Exception as exc:  # noqa: BLE001 -- recorded (error_score) or re-raised with context
         message = f"{stage}: {type(exc).__name__}: {exc}"

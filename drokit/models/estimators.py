@@ -7,11 +7,12 @@ They follow scikit-learn's contract: ``__init__`` only stores its arguments, val
 
 from __future__ import annotations
 
+from functools import update_wrapper
+from types import MethodType
+
 import numpy as np
-import scipy.sparse as sp
 from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from ..conic.reformulations import MAX_CONFIGURATIONS, METHODS
@@ -19,11 +20,29 @@ from ..exceptions import ParameterError
 from ..losses import get_loss
 from ..losses.base import CLASSIFICATION, REGRESSION
 from ..solvers import solver_choices
-from ..params import component
+from ..params import component, materialized, nested_params, real_number
 from .problem import ON_INACCURATE, Problem
-from .validation import as_1d, encode_binary_labels
+from .validation import as_1d, check_array_2d, check_features, encode_binary_labels
 
 HANDLE_UNKNOWN = ("error", "ignore")
+
+
+class _probabilistic:
+    """scikit-learn's ``available_if`` for ``predict_proba`` / ``predict_log_proba``, with the reason: the
+    method exists only when the estimator's ``_no_proba_reason()`` is empty, so ``hasattr`` is ``False``
+    for a margin loss, and the ``AttributeError`` says why and what to use instead."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        update_wrapper(self, fn)
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self.fn
+        reason = obj._no_proba_reason()
+        if reason:
+            raise AttributeError(f"This {type(obj).__name__!r} has no attribute {self.fn.__name__!r}: {reason}")
+        return MethodType(self.fn, obj)
 
 
 class _DROLinearModel(BaseEstimator):
@@ -55,6 +74,8 @@ class _DROLinearModel(BaseEstimator):
             raise ParameterError(f"max_configurations must be a positive integer, got {self.max_configurations!r}")
         if not isinstance(self.fit_intercept, (bool, np.bool_)):
             raise ParameterError(f"fit_intercept must be True or False, got {self.fit_intercept!r}")
+        for name in ("l1_penalty", "l2_penalty"):
+            real_number(getattr(self, name), name)  # the range is checked by the problem
 
     def _problem(self) -> Problem:
         loss = get_loss(self.loss if self.loss is not None else self._default_loss)
@@ -62,38 +83,29 @@ class _DROLinearModel(BaseEstimator):
                        fit_intercept=self.fit_intercept, l1_penalty=self.l1_penalty,
                        l2_penalty=self.l2_penalty)
 
-    @staticmethod
-    def _check_input(X):
-        if sp.issparse(X):
-            raise TypeError("drokit estimators do not accept sparse input; pass a dense array or a "
-                            "DataFrame (categorical columns are one-hot encoded internally)")
-        if hasattr(X, "iloc"):
-            if X.ndim != 2:
-                raise ValueError(f"Expected a 2D DataFrame, got a pandas object of shape {X.shape}")
-            if X.shape[0] == 0 or X.shape[1] == 0:
-                raise ValueError(f"Found a DataFrame of shape {X.shape}; at least 1 sample and 1 "
-                                 f"feature are required.")
-            return X
-        X = np.asarray(X) if not isinstance(X, np.ndarray) else X
-        if np.iscomplexobj(X):
-            raise ValueError("Complex data not supported")
-        if X.ndim == 1:
-            raise ValueError("Expected 2D array, got 1D array instead. Reshape your data with "
-                             "X.reshape(-1, 1) for a single feature or X.reshape(1, -1) for a single sample")
-        if X.ndim != 2:
-            raise ValueError(f"Expected a 2D array, got an array of shape {X.shape}")
-        if X.shape[0] == 0:
-            raise ValueError(f"Found array with 0 sample(s) (shape={X.shape}) while a minimum of 1 is required.")
-        if X.shape[1] == 0:
-            raise ValueError(f"Found array with 0 feature(s) (shape={X.shape}) while a minimum of 1 is required.")
-        return X
+    # ------------------------------------------------------------------ params
+    def get_params(self, deep: bool = True) -> dict:
+        """scikit-learn's parameters; with ``deep``, the nested names of the default ambiguity set too when
+        ``ambiguity`` is ``None`` (``ambiguity__radius``, ``ambiguity__metric__label__kappa``, ...)."""
+        out = super().get_params(deep=deep)
+        if deep and self.ambiguity is None:
+            out.update(nested_params(self, "ambiguity"))
+        return out
+
+    def set_params(self, **params):
+        """scikit-learn's ``set_params``; a nested ``ambiguity__...`` name while ``ambiguity`` is ``None``
+        first stores the default ball it stands for (``Wasserstein()``), so that ``GridSearchCV`` reaches
+        ``ambiguity__radius`` and ``ambiguity__metric__label__kappa`` on the default model."""
+        if any(key.startswith("ambiguity__") for key in params):
+            if "ambiguity" in params:
+                self.ambiguity = params.pop("ambiguity")
+            materialized(self, "ambiguity")
+        return super().set_params(**params)
 
     # ------------------------------------------------------------------- fit
     def _fit(self, X, y, sample_weight=None):
         self._validate_params()
-        X = self._check_input(X)
-        if getattr(X, "shape", (0,))[0] == 0:
-            raise ValueError("Found array with 0 sample(s) while a minimum of 1 is required.")
+        X = check_array_2d(X)
         problem = self._problem().built(X, y, categorical_features=self.categorical_features,
                                         categories=self.categories, sample_weight=sample_weight)
         cp = problem.compile(X, y, self.method, categorical_features=self.categorical_features,
@@ -120,12 +132,7 @@ class _DROLinearModel(BaseEstimator):
         check_is_fitted(self, "result_")
         if self.handle_unknown not in HANDLE_UNKNOWN:
             raise ParameterError(f"handle_unknown must be one of {HANDLE_UNKNOWN}, got {self.handle_unknown!r}")
-        X = self._check_input(X)
-        n_cols = X.shape[1]
-        if n_cols != self.n_features_in_:
-            raise ValueError(f"X has {n_cols} features, but {type(self).__name__} is expecting "
-                             f"{self.n_features_in_} features as input.")
-        data = self.schema_.transform(X, handle_unknown=self.handle_unknown)
+        data = check_features(X, self.schema_, owner=type(self).__name__, handle_unknown=self.handle_unknown)
         design = self.schema_.design(data)
         return np.asarray(design @ self.result_.coef).ravel() + self.result_.intercept
 
@@ -168,7 +175,8 @@ class DROClassifier(ClassifierMixin, _DROLinearModel):
         DataFrame columns of ``category``/``object``/``bool``/string dtype, none for arrays.
     categories : ``"auto"`` or one list of levels per categorical feature (first = reference level).
     handle_unknown : ``"error"`` (default) or ``"ignore"``: a level unseen at fit is encoded as the
-        reference level (all its dummy columns zero) at predict time.
+        reference level (all its dummy columns zero) at predict time.  A value of another kind than the
+        feature's levels (a number among text levels) raises either way: it is a wrong column.
     on_inaccurate : ``"raise"`` (default) or ``"warn"`` when the solver only reaches an inaccurate optimum.
     max_configurations : size limit of the enumeration for the monolithic program and the cutting
         plane's enumeration oracle, in configuration rows: samples x categorical configurations of the
@@ -189,6 +197,11 @@ class DROClassifier(ClassifierMixin, _DROLinearModel):
     intercept_ : (1,) intercept.
     result_ : :class:`~drokit.FitResult` with objective, certificate and diagnostics.
     lambda_ : optimal dual multiplier of the Wasserstein budget.
+    n_features_in_ : number of columns of ``X`` at fit.
+    feature_names_in_ : the column names of a DataFrame ``X`` at fit (string names only).  Data given to
+        the fitted model (``predict``, ``predict_proba``, ``decision_function``, ``score``,
+        ``dk.worst_case``, ``dk.stability``, ...) must have these columns in this order, as in
+        scikit-learn (:func:`drokit.models.validation.check_features`); a numpy array warns.
     """
 
     _task = CLASSIFICATION
@@ -204,7 +217,7 @@ class DROClassifier(ClassifierMixin, _DROLinearModel):
     def fit(self, X, y, sample_weight=None):
         """Fit the model; returns ``self``.  ``sample_weight``: nonnegative weights of the samples (the
         nominal distribution ``P_N = sum_n p_n delta_n``, ``p = w / sum(w)``; the ball is around it)."""
-        X = self._check_input(X)
+        X = check_array_2d(X)
         y = as_1d(y, X.shape[0])  # once, so that a column vector warns once
         _, classes = encode_binary_labels(y, X.shape[0])
         result = self._fit(X, y, sample_weight)
@@ -221,20 +234,26 @@ class DROClassifier(ClassifierMixin, _DROLinearModel):
         positive = self.decision_function(X) > 0  # first: raises NotFittedError before fit
         return self.classes_[positive.astype(int)]
 
-    def _has_proba(self) -> bool:
+    def _no_proba_reason(self) -> str:
+        """Why ``predict_proba`` is not available (``""`` when it is: the logistic loss)."""
         try:
-            return get_loss(self.loss if self.loss is not None else "logistic").name == "logistic"
-        except ParameterError:  # an unknown loss name has no probabilities (fit reports the name)
-            return False
+            name = get_loss(self.loss if self.loss is not None else "logistic").name
+        except ParameterError as exc:  # an unknown loss name has no probabilities (fit reports the name)
+            return f"the loss is not valid ({exc})"
+        if name == "logistic":
+            return ""
+        return (f"loss {name!r} is a margin loss, which gives scores but no probabilities; use "
+                f"decision_function(X) for the scores, or fit with loss='logistic' for predict_proba")
 
-    @available_if(_has_proba)
+    @_probabilistic
     def predict_proba(self, X) -> np.ndarray:
         """Class probabilities ``[1 - sigma(f), sigma(f)]`` (logistic loss only)."""
         p = expit(self.decision_function(X))
         return np.column_stack([1.0 - p, p])
 
-    @available_if(_has_proba)
+    @_probabilistic
     def predict_log_proba(self, X) -> np.ndarray:
+        """``log(predict_proba(X))`` (logistic loss only)."""
         return np.log(self.predict_proba(X))
 
     def __sklearn_tags__(self):

@@ -1,4 +1,10 @@
-"""Validation of targets: clear errors naming the argument and what is wrong."""
+"""Validation of data and targets: clear errors naming the argument and what is wrong.
+
+:func:`check_features` is the one check of the data ``X`` given to a fitted model: every entry point
+that evaluates one (``predict``, ``predict_proba``, ``decision_function``, ``score``, ``dk.worst_case``,
+``dk.stability`` and its relatives, ``dk.robustness_report``) goes through it, directly or through
+:func:`drokit.models.binding.bind_fitted_model`.
+"""
 
 from __future__ import annotations
 
@@ -8,10 +14,11 @@ import warnings
 from typing import Tuple
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.exceptions import DataConversionWarning
 
 from ..exceptions import DataError, ParameterError
-from ..schema import _is_missing
+from ..schema import FeatureSchema, MixedData, _is_dataframe, _is_missing, _unique_names
 
 try:
     import pandas as pd
@@ -112,3 +119,117 @@ def plus_minus_one_labels(y, n_samples: int):
     if arr.dtype.kind in "iuf" and np.all(np.isin(arr, (-1, 1))):
         return arr.astype(float)
     return None
+
+
+# ------------------------------------------------------------------------------------------ X
+def check_array_2d(X, argument: str = "X"):
+    """``X`` as a non-empty 2-d DataFrame (returned as it is) or numpy array: sparse input, complex
+    numbers, 1-d or empty data raise, in scikit-learn's words, naming ``argument``."""
+    if sp.issparse(X):
+        raise TypeError(f"{argument}: drokit estimators do not accept sparse input; pass a dense array or "
+                        f"a DataFrame (categorical columns are one-hot encoded internally)")
+    if hasattr(X, "iloc"):
+        if X.ndim != 2:
+            raise ValueError(f"Expected a 2D DataFrame for {argument}, got a pandas object of shape "
+                             f"{X.shape}")
+        if X.shape[0] == 0 or X.shape[1] == 0:
+            raise ValueError(f"Found a DataFrame {argument} of shape {X.shape}; at least 1 sample and 1 "
+                             f"feature are required.")
+        return X
+    X = np.asarray(X) if not isinstance(X, np.ndarray) else X
+    if np.iscomplexobj(X):
+        raise ValueError("Complex data not supported")
+    if X.ndim == 1:
+        raise ValueError("Expected 2D array, got 1D array instead. Reshape your data with "
+                         "X.reshape(-1, 1) for a single feature or X.reshape(1, -1) for a single sample")
+    if X.ndim != 2:
+        raise ValueError(f"Expected a 2D array for {argument}, got an array of shape {X.shape}")
+    if X.shape[0] == 0:
+        raise ValueError(f"Found array with 0 sample(s) (shape={X.shape}) while a minimum of 1 is required.")
+    if X.shape[1] == 0:
+        raise ValueError(f"Found array with 0 feature(s) (shape={X.shape}) while a minimum of 1 is required.")
+    return X
+
+
+def check_features(X, schema: FeatureSchema, *, owner: str = "the model", handle_unknown: str = "error",
+                   argument: str = "X") -> MixedData:
+    """Check the data ``X`` given to a model fitted with ``schema`` and encode it; scikit-learn's rules.
+
+    * ``X`` must be a 2-d, non-empty DataFrame or array (:func:`check_array_2d`).
+    * A model fitted on a DataFrame: a DataFrame must have the columns seen at fit, in the same order;
+      missing, unexpected or reordered columns raise a :class:`~drokit.DataError` naming ``argument``
+      and the difference.  A numpy array gets scikit-learn's warning ("X does not have valid feature
+      names, but DROClassifier was fitted with feature names"): its columns are taken by position.
+    * A model fitted on an array, given a DataFrame, warns ("X has feature names, but ... was fitted
+      without feature names"); its columns are taken by position.
+    * The number of columns must be that of fit (scikit-learn's message).
+    * Encoding (:meth:`FeatureSchema.transform`) raises on a non-number at a numerical position, a
+      missing value, an unseen level of a categorical feature (``handle_unknown="error"``; ``"ignore"``
+      codes it as the reference level) and, whatever ``handle_unknown`` says, a value of another kind
+      than the feature's levels (a number among text levels, or the reverse).  When the columns were
+      taken by position, the message adds that the column order may be wrong.
+
+    ``owner`` names the model in the messages (e.g. ``"DROClassifier"``).  Returns the encoded
+    :class:`~drokit.schema.MixedData`.
+    """
+    X = check_array_2d(X, argument)
+    fitted = list(schema.feature_names)
+    positional = True
+    if _is_dataframe(X):
+        names = _unique_names(X)
+        if schema.from_dataframe:
+            _check_column_names(names, fitted, owner, argument)
+            positional = False
+        else:
+            warnings.warn(f"{argument} has feature names, but {owner} was fitted without feature names",
+                          UserWarning, stacklevel=_user_stacklevel())
+    elif schema.from_dataframe:
+        warnings.warn(f"{argument} does not have valid feature names, but {owner} was fitted with feature "
+                      f"names", UserWarning, stacklevel=_user_stacklevel())
+    if X.shape[1] != len(fitted):
+        raise DataError(f"{argument} has {X.shape[1]} features, but {owner} is expecting {len(fitted)} "
+                        f"features as input (the columns of fit: {_shown(fitted)}).")
+    try:
+        return schema.transform(X, handle_unknown=handle_unknown)
+    except DataError as exc:
+        if not positional or len(fitted) < 2:
+            raise
+        raise DataError(f"{exc}. {argument} was matched to the columns of fit by position, in the order "
+                        f"{_shown(fitted)}: check its column order (or pass a DataFrame with those column "
+                        f"names)") from None
+
+
+def _check_column_names(names, fitted, owner: str, argument: str) -> None:
+    """A DataFrame's columns must be those of fit, in the same order (scikit-learn's rule and, after
+    drokit's own first line, scikit-learn's words, so that its column-name checks pass)."""
+    if names == fitted:
+        return
+    missing = sorted(set(fitted) - set(names))
+    unexpected = sorted(set(names) - set(fitted))
+    sklearn_words = "The feature names should match those that were passed during fit.\n"
+    if missing or unexpected:
+        parts = ([f"missing column(s) {_shown(missing)}"] if missing else []) + \
+                ([f"unexpected column(s) {_shown(unexpected)}"] if unexpected else [])
+        first = (f"{argument} does not have the columns {owner} was fitted on: {'; '.join(parts)} (the "
+                 f"columns of fit, the model's feature_names_in_: {_shown(fitted)}).")
+        if unexpected:
+            sklearn_words += "Feature names unseen at fit time:\n" + _listed(unexpected)
+        if missing:
+            sklearn_words += "Feature names seen at fit time, yet now missing:\n" + _listed(missing)
+    else:
+        first = (f"{argument} has the columns seen at fit by {owner}, but in another order: {_shown(names)} "
+                 f"instead of {_shown(fitted)} (the model's feature_names_in_); select them as "
+                 f"{argument}[list(model.feature_names_in_)].")
+        sklearn_words += "Feature names must be in the same order as they were in fit.\n"
+    raise DataError(f"{first}\n{sklearn_words}")
+
+
+def _listed(names, limit: int = 5) -> str:
+    """scikit-learn's list of names: one ``- name`` line each, at most ``limit``, then ``- ...``."""
+    lines = [f"- {n}\n" for n in names[:limit]]
+    return "".join(lines) + ("- ...\n" if len(names) > limit else "")
+
+
+def _shown(names, limit: int = 30) -> str:
+    names = list(names)
+    return str(names) if len(names) <= limit else f"{names[:limit]} (+{len(names) - limit} more)"

@@ -152,11 +152,15 @@ class BoundModel:
         return pd.DataFrame(out)[list(schema.feature_names)]
 
 
-def bind_model(model, X, y, ambiguity: OTMoment, *, loss=None, schema=None, steps: int = 100) -> BoundModel:
-    """Bind ``model`` to ``(X, y)`` under ``ambiguity``'s metric (see the module docstring)."""
+def bind_model(model, X, y, ambiguity: OTMoment, *, loss=None, schema=None, steps: int = 100,
+               where: str = "stability") -> BoundModel:
+    """Bind ``model`` to ``(X, y)`` under ``ambiguity``'s metric (see the module docstring).  ``X`` is
+    checked by :func:`drokit.models.validation.check_features`, as by the estimators' ``predict``
+    (through :func:`drokit.models.binding.bind_fitted_model` for linear models)."""
+    from ...models.binding import bind_fitted_model
     from ...models.estimators import _DROLinearModel
+    from ...models.validation import check_array_2d
     from ...schema import FeatureSchema
-    from ..worst_case_distribution import _bind_model
 
     metric = ambiguity.validated_metric()
     ball = Wasserstein(metric, radius=0.0)  # only its metric is used: encoding and weights
@@ -165,7 +169,7 @@ def bind_model(model, X, y, ambiguity: OTMoment, *, loss=None, schema=None, step
     if type(model).__name__ == "MLPClassifier":
         return _bind_mlp(model, X, y, metric, schema, loss, steps)
     if isinstance(model, _DROLinearModel):
-        inst, intercept, coef, classes = _bind_model(model, X, y, ball, None, None)
+        inst, intercept, coef, classes = bind_fitted_model(model, X, y, ball, where=where)
         # an adversarially trained model's risk is of its plain loss (the attack is a training device)
         stability_loss = resolve_stability_loss(loss) if loss is not None else getattr(inst.loss, "inner", inst.loss)
     elif hasattr(model, "coef_") and hasattr(model, "intercept_"):
@@ -178,8 +182,9 @@ def bind_model(model, X, y, ambiguity: OTMoment, *, loss=None, schema=None, step
         stability_loss = resolve_stability_loss(loss)
         _check_task(model, stability_loss)
         if schema is None:
-            schema = FeatureSchema.infer(X)
-        inst, intercept, coef, classes = _bind_model(model, X, y, ball, schema, stability_loss)
+            schema = FeatureSchema.infer(check_array_2d(X))
+        inst, intercept, coef, classes = bind_fitted_model(model, X, y, ball, schema=schema, loss=stability_loss,
+                                                           where=where)
     else:
         raise TypeError(f"model must be a fitted drokit estimator, a fitted scikit-learn linear model, a "
                         f"binary MLPClassifier or a callable loss_and_grad(X, y); got {type(model).__name__}")
@@ -206,7 +211,7 @@ def _bind_mlp(model, X, y, metric, schema, loss, steps) -> BoundModel:
     from sklearn.utils.validation import check_is_fitted
     from ...losses.base import CLASSIFICATION as _C
     from ...models.instance import DROInstance
-    from ...models.validation import encode_with_classes
+    from ...models.validation import check_array_2d, check_features, encode_with_classes
     from ...schema import FeatureSchema
 
     check_is_fitted(model)
@@ -217,8 +222,8 @@ def _bind_mlp(model, X, y, metric, schema, loss, steps) -> BoundModel:
     if classes.size != 2:
         raise DataError(f"model.classes_ has {classes.size} classes; only binary classifiers are supported")
     if schema is None:
-        schema = FeatureSchema.infer(X)
-    data = schema.transform(X)
+        schema = FeatureSchema.infer(check_array_2d(X))
+    data = check_features(X, schema, owner=f"the schema of the {type(model).__name__}")
     design = schema.design(data).toarray()
     if design.shape[1] != model.n_features_in_:
         raise DataError(f"the design of X has {design.shape[1]} columns but the model was fitted on "
@@ -238,11 +243,12 @@ def _bind_mlp(model, X, y, metric, schema, loss, steps) -> BoundModel:
 
 
 def _bind_callable(model, X, y, metric, steps) -> BoundModel:
+    from ...models.validation import check_array_2d, check_features
     from ...schema import FeatureSchema
-    schema = FeatureSchema.infer(X)
+    schema = FeatureSchema.infer(check_array_2d(X))
     if schema.n_categorical:
         raise DataError("a callable model takes numeric X only; encode categorical columns first")
-    data = schema.transform(X)
+    data = check_features(X, schema, owner="the callable model")
     gamma = np.asarray(metric.resolve(schema).gamma, dtype=float)
     y_arr = np.asarray(y)
     if y_arr.shape[0] != data.n_samples:
@@ -303,7 +309,7 @@ def stability(model, X, y, risk: float, ambiguity: OTMoment | None = None, *, lo
         raise ParameterError(f"method must be one of {list(METHODS)}, got {method!r}")
     amb = _ambiguity(ambiguity)
     theta1, theta2, divergence = amb.validated()
-    bound = bind_model(model, X, y, amb, loss=loss, schema=schema, steps=steps)
+    bound = bind_model(model, X, y, amb, loss=loss, schema=schema, steps=steps, where="stability")
     adversary = bound.adversary()
     if method == "conic":
         if sample_weight is not None:
@@ -380,7 +386,7 @@ def feature_stability(model, X, y, risk: float, ambiguity: OTMoment | None = Non
 
     amb = _ambiguity(ambiguity)
     theta1, theta2, divergence = amb.validated()
-    bound = bind_model(model, X, y, amb, loss=loss, schema=schema, steps=steps)
+    bound = bind_model(model, X, y, amb, loss=loss, schema=schema, steps=steps, where="feature_stability")
     names = list(bound.feature_names) if features is None else list(features)
     unknown = [n for n in names if n not in bound.feature_names]
     if unknown:
@@ -427,7 +433,7 @@ def stability_curve(model, X, y, risks: Sequence[float], ambiguity: OTMoment | N
     if risks.size == 0 or not np.isfinite(risks).all():
         raise ParameterError("risks must be a non-empty sequence of finite numbers")
     order = np.argsort(risks, kind="stable")
-    bound = bind_model(model, X, y, amb, loss=loss, schema=schema, steps=steps)
+    bound = bind_model(model, X, y, amb, loss=loss, schema=schema, steps=steps, where="stability_curve")
     adversary = bound.adversary()
     results: List[Optional[StabilityResult]] = [None] * risks.size
     h = None
