@@ -61,9 +61,19 @@ def row_losses(inst: DROInstance, rows: ConfigurationRows, intercept: float, coe
 
 
 def lambda_floor(inst: DROInstance, coef: np.ndarray) -> float:
-    """``lip(L) ||Gamma^{-1} beta_x||_*`` (and ``lip(L)/kappa`` in regression)."""
+    """``lip(L) ||Gamma^{-1} beta_x||_*`` (and ``lip(L)/kappa`` in regression).
+
+    A loss with ``lip(L) = inf`` (growing faster than linearly): ``inf`` as soon as a numerical move or a
+    regression label move can raise the loss at a finite cost, else 0 (``0 * inf = 0``); at radius 0 only
+    costless moves count (a weight-0 column with a nonzero coefficient: ``inf``)."""
     lip = float(inst.loss.lipschitz)
-    lam_min = lip * inst.metric.dual_norm(np.asarray(coef)[: inst.n_numerical])
+    norm = inst.metric.dual_norm(np.asarray(coef)[: inst.n_numerical])
+    if np.isinf(lip):
+        if inst.radius == 0:
+            return 0.0 if np.isfinite(norm) else np.inf
+        label = not inst.is_classification and np.isfinite(inst.metric.kappa)
+        return 0.0 if norm == 0 and not label else np.inf
+    lam_min = lip * norm
     if not inst.is_classification and np.isfinite(inst.metric.kappa):
         lam_min = max(lam_min, lip / inst.metric.kappa)
     return float(lam_min)

@@ -409,7 +409,8 @@ def _limiting_direction(inst: DROInstance, intercept: float, coef: np.ndarray, l
         bad = [names[j] for j in np.flatnonzero((gamma == 0) & (bx != 0))]
         return LimitingDirection("unbounded", 0, float(budget), np.inf, bad, np.zeros(n))
     lip = float(inst.loss.lipschitz)
-    numerical_rate = lip * metric.dual_norm(bx)
+    norm = metric.dual_norm(bx)
+    numerical_rate = lip * norm if norm > 0 else 0.0   # (lip = inf only with norm = 0 here: 0 * inf = 0)
     label = (not inst.is_classification and np.isfinite(metric.kappa)
              and lip / metric.kappa > numerical_rate)
     # the side of the loss whose asymptotic slope is lip: u -> side * inf

@@ -8,10 +8,17 @@ residual ``e = f(x) - y`` (regression).  From the expression drokit derives ever
 * **convexity**: proven symbolically (``L''`` has no negative values on the reals, or ``L`` is a maximum of
   affine functions), else checked numerically on a dense grid, with a warning that the check is numeric;
   a negative ``L''`` found anywhere raises :class:`~drokit.ParameterError`;
-* the **Lipschitz constant** ``sup |L'|``: for a convex ``L``, ``L'`` is nondecreasing, so
-  ``sup |L'| = max(|lim_{e -> -inf} L'|, |lim_{e -> +inf} L'|)``, computed by ``sympy.limit`` (exact); an
-  infinite limit raises (Wasserstein DRO over unbounded numerical features needs a Lipschitz loss,
-  belbasi2023 Lemma 1); if sympy cannot take a limit, a numeric bound on a wide grid, with a warning;
+* the **asymptotic slopes** ``L'(-inf)`` and ``L'(+inf)`` and the **Lipschitz constant** ``sup |L'|``: for a
+  convex ``L``, ``L'`` is nondecreasing, so ``sup |L'| = max(|L'(-inf)|, |L'(+inf)|)``, both limits taken by
+  ``sympy.limit`` (exact) after every ``Max``, ``Min``, ``Abs``, ``sign``, ``Heaviside`` and ``Piecewise`` of
+  ``L'`` is replaced by the branch it takes for all large ``|e|`` (:func:`asymptotic_slope`; the branch is
+  decided by limits too).  An infinite slope means ``L`` grows faster than linearly: the loss is accepted
+  with ``lipschitz = inf`` -- its Wasserstein worst case is finite only without numerical moves (and, in
+  regression, label moves), which the fit checks (:func:`drokit.losses.base.check_growth`).  A grid of
+  values is never taken as a certificate: if sympy cannot decide a limit, the loss has no certified constant
+  (``lipschitz = inf``, ``lipschitz_how`` says so) unless ``from_sympy(..., lipschitz=)`` declares one, which
+  is then only checked against the grid's lower bound ``max |L'|`` (a grid can refute a declared constant,
+  not prove it);
 * the **conic form**, by recognizing the expression:
 
   ============================================  ==========================================================
@@ -23,6 +30,9 @@ residual ``e = f(x) - y`` (regression).  From the expression drokit derives ever
   (softplus, log-sum-exp), ``c > 0``            (one cone per term)
   ``c sqrt(q(e)) + a e + b``, ``q`` a quadratic  a second-order cone ``c sqrt(q2) ||(u + h, r)|| <= t - a u - b``
   with ``q >= 0`` (pseudo-Huber, ...), c > 0     with ``q = q2 (e + h)^2 + q2 r^2``
+  ``c Max(a_k e + b_k, ...)**2`` with the Max    ``r >= a_k u + b_k``, ``r >= 0`` (LP rows) and ``c r^2 <= t``
+  never negative (squared hinge ``Max(0, 1 -    (one rotated second-order cone)
+  e)**2``, squared ReLU), c > 0
   ============================================  ==========================================================
 
 * anything else that is smooth, convex and Lipschitz is compiled by **outer approximation**: the epigraph is
@@ -41,7 +51,7 @@ import numpy as np
 
 from ..conic.builder import Affine, ProgramBuilder
 from ..exceptions import ParameterError
-from .base import CLASSIFICATION, REGRESSION, Loss
+from .base import CLASSIFICATION, REGRESSION, Loss, quadratic_epigraph
 
 #: the grid of the numeric checks (convexity, Lipschitz fallback)
 CHECK_GRID = np.linspace(-60.0, 60.0, 24_001)
@@ -202,12 +212,45 @@ def sqrt_quadratic_form(expr, e) -> Optional[Tuple[float, float, float, float, f
     return c * np.sqrt(q2), h, float(np.sqrt(max(r2, 0.0))), aff[0], aff[1]
 
 
+def squared_pieces_form(expr, e) -> Optional[Tuple[float, np.ndarray, np.ndarray]]:
+    """``(c, a, b)`` with ``expr = c (max_k a_k e + b_k)^2``, ``c > 0``, when the maximum of the affine pieces
+    is nonnegative for every ``e`` (so the square is convex and nondecreasing in it: ``c r^2`` with
+    ``r >= max_k``); else None."""
+    sp = _sympy()
+    c = 1.0
+    if isinstance(expr, sp.Mul):
+        coeff, rest = expr.as_coeff_Mul()
+        if not coeff.is_number or float(coeff) <= 0:
+            return None
+        c, expr = float(coeff), rest
+    if not (isinstance(expr, sp.Pow) and expr.exp == 2):
+        return None
+    pieces = affine_pieces(expr.base, e)
+    if pieces is None:
+        return None
+    a, b = pieces
+    # min_e max_k (a_k e + b_k) >= 0: bounded below needs slopes of both signs or a zero slope; the minimum of
+    # a convex piecewise-affine function is then at a kink or on a flat piece
+    if not ((np.any(a < 0) and np.any(a > 0)) or np.any(a == 0)):
+        return None
+    i, j = np.triu_indices(a.size, k=1)
+    distinct = a[i] != a[j]
+    points = np.concatenate([-(b[i] - b[j])[distinct] / (a[i] - a[j])[distinct], [0.0]])
+    envelope = np.max(np.multiply.outer(points, a) + b, axis=1)
+    flat = b[a == 0]
+    lowest = min(float(np.min(envelope)), float(np.min(flat)) if flat.size else np.inf)
+    if lowest < -1e-12:
+        return None
+    return c, a, b
+
+
 # ------------------------------------------------------------------------------------ the loss
 class SymbolicLoss(Loss):
     """A loss given by a sympy expression (see the module docstring); built by :func:`from_sympy`."""
 
     def __init__(self, expr, symbol, *, task: str, name: str, form: str, form_data, lipschitz: float,
-                 lipschitz_how: str, convexity_how: str, decreasing: bool):
+                 lipschitz_how: str, convexity_how: str, decreasing: bool,
+                 asymptotic_slopes: Optional[Tuple[float, float]] = None):
         sp = _sympy()
         self.expr = expr
         self.symbol = symbol
@@ -216,7 +259,12 @@ class SymbolicLoss(Loss):
         self.form = form
         self._form_data = form_data
         self._lipschitz = float(lipschitz)
+        #: how ``lipschitz`` is known: "max |a_k| ...", "symbolic ...", "declared ..." or "undecided ..."
         self.lipschitz_how = lipschitz_how
+        #: ``(L'(-inf), L'(+inf))`` as derived by sympy (exact; +-inf for a loss that grows faster than
+        #: linearly), or None when sympy could not take the limits
+        self.asymptotic_slopes = (tuple(float(v) for v in asymptotic_slopes) if asymptotic_slopes is not None
+                                  else None)
         self.convexity_how = convexity_how
         self.decreasing = bool(decreasing)
         d1 = sp.diff(expr, symbol)
@@ -225,7 +273,7 @@ class SymbolicLoss(Loss):
         self._f = sp.lambdify(symbol, expr, "numpy")
         self._d1 = sp.lambdify(symbol, d1, "numpy")
         self._d2 = sp.lambdify(symbol, d2, "numpy")
-        self.cone_class = {"pieces": "LP", "log_sum_exp": "EXP", "sqrt_quadratic": "SOCP",
+        self.cone_class = {"pieces": "LP", "log_sum_exp": "EXP", "sqrt_quadratic": "SOCP", "squared_pieces": "SOCP",
                            "outer": "LP"}[form]
         #: tangent points of the outer approximation (form "outer"), shared by every row
         self.tangents = INITIAL_TANGENTS.copy() if form == "outer" else np.zeros(0)
@@ -254,6 +302,14 @@ class SymbolicLoss(Loss):
     @property
     def lipschitz(self) -> float:
         return self._lipschitz
+
+    def slope_domain(self) -> Tuple[float, float]:
+        """``(inf L', sup L')``: the :attr:`asymptotic_slopes` when sympy derived them; otherwise ``L'`` read
+        at ``e = -+1e8`` (an estimate, not a bound)."""
+        if self.asymptotic_slopes is not None:
+            return self.asymptotic_slopes
+        ends = self.derivative(np.array([-1e8, 1e8]))
+        return float(ends[0]), float(ends[1])
 
     @property
     def pieces(self):
@@ -299,6 +355,12 @@ class SymbolicLoss(Loss):
             pb.add_exp(Affine.vstack(parts), ones, w)
             total = sum((w[np.arange(k * K, (k + 1) * K)] for k in range(1, a.size)), w[np.arange(K)])
             pb.add_nonneg(1.0 - total)
+            return None
+        if self.form == "squared_pieces":
+            c, a, b = self._form_data
+            r = pb.aux("squared_pieces_r", u.size)
+            pb.add_nonneg(Affine.vstack([r - (u * float(ak) + float(bk)) for ak, bk in zip(a, b)] + [r]))
+            quadratic_epigraph(pb, r, t * (0.5 / c))       # r^2 / 2 <= t / (2 c)
             return None
         if self.form == "sqrt_quadratic":
             c, h, r, a, b = self._form_data
@@ -366,12 +428,14 @@ class SymbolicLoss(Loss):
 
 
 # ------------------------------------------------------------------------------------ analysis
-def _convexity(expr, e, d2, pieces) -> str:
-    """How convexity is known: "max of affine pieces", "symbolic", or "numeric" (with a warning);
-    raises ParameterError when L'' < 0 somewhere."""
+def _convexity(expr, e, d2, pieces, squared=None) -> str:
+    """How convexity is known: "max of affine pieces", "square of a nonnegative max of affine pieces",
+    "symbolic", or "numeric" (with a warning); raises ParameterError when L'' < 0 somewhere."""
     sp = _sympy()
     if pieces is not None:
         return "max of affine pieces"
+    if squared is not None:  # r -> c r^2 is convex and nondecreasing on r >= 0, the max of pieces convex
+        return "square of a nonnegative max of affine pieces"
     if expr.has(sp.Piecewise, sp.Max, sp.Min, sp.Abs, sp.Heaviside):
         # kinks hide from L'': check midpoint convexity of L itself (second differences) on the grid
         f = sp.lambdify(e, expr, "numpy")
@@ -424,36 +488,189 @@ def _a_point_of(interval_set) -> Optional[float]:
     return None
 
 
-def _lipschitz(expr, e, d1, pieces) -> Tuple[float, str]:
+class UndecidedLimit(Exception):
+    """sympy could not decide an asymptotic slope (a limit it cannot take, or a branch it cannot order)."""
+
+
+def _limit_at_infinity(expr, t):
+    """``lim_{t -> +oo} expr`` as a float (``+-inf`` allowed); :class:`UndecidedLimit` otherwise."""
     sp = _sympy()
-    if pieces is not None:
-        return float(np.max(np.abs(pieces[0]))), "max |a_k| of the affine pieces"
     try:
-        lo = sp.limit(d1, e, -sp.oo)
-        hi = sp.limit(d1, e, sp.oo)
-        if not (lo.is_finite and hi.is_finite):
-            raise ParameterError(f"loss {expr} is not Lipschitz: L'(e) -> {lo} as e -> -inf and {hi} as e -> +inf; "
-                                 f"Wasserstein DRO over unbounded numerical features needs sup |L'| < inf "
-                                 f"(belbasi2023 Lemma 1)")
-        return float(max(abs(lo), abs(hi))), "symbolic (limits of L' at -inf and +inf; L' nondecreasing)"
-    except ParameterError:
-        raise
-    except (NotImplementedError, TypeError, ValueError):
-        f = sp.lambdify(e, d1, "numpy")
-        grid = np.linspace(-1e4, 1e4, 200_001)
-        with np.errstate(all="ignore"):
-            vals = np.abs(np.asarray(f(grid), dtype=float))
-        bound = float(np.nanmax(vals))
-        if not np.isfinite(bound) or bound > 1e8:
-            raise ParameterError(f"loss {expr} is not Lipschitz: |L'| reaches {bound:.3g} on [-1e4, 1e4] (numeric); "
-                                 f"Wasserstein DRO over unbounded numerical features needs sup |L'| < inf")
-        warnings.warn(f"the Lipschitz constant of {expr} was bounded numerically (max |L'| = {bound:.6g} on "
-                      f"[-1e4, 1e4]); sympy could not take the limits", RuntimeWarning, stacklevel=3)
-        return bound, "numeric (grid)"
+        value = sp.limit(expr, t, sp.oo)
+    except Exception as exc:  # sympy raises NotImplementedError, TypeError, PoleError, ValueError, ...
+        raise UndecidedLimit(f"sympy.limit failed on {expr}: {type(exc).__name__}: {exc}") from None
+    if value in (sp.oo, -sp.oo):
+        return float(value)
+    if value.is_real and value.is_finite and not value.has(t):
+        return float(value)
+    raise UndecidedLimit(f"the limit of {expr} as it -> oo is {value}")
+
+
+def _eventual_sign(expr, t) -> int:
+    """The sign (-1, 0, 1) that ``expr`` keeps for all large ``t``; 0 only when it is identically 0."""
+    sp = _sympy()
+    expr = _eventually(expr, t)
+    if expr.is_number:
+        value = complex(expr)
+        if value.imag != 0:
+            raise UndecidedLimit(f"{expr} is not real")
+        return int(np.sign(value.real))
+    if sp.simplify(expr) == 0:
+        return 0
+    value = _limit_at_infinity(expr, t)
+    if value == 0:
+        raise UndecidedLimit(f"the sign of {expr} for large values is not decided ({expr} -> 0)")
+    return 1 if value > 0 else -1
+
+
+def _eventual_truth(cond, t) -> bool:
+    """Whether the condition ``cond`` holds for all large ``t`` (False: fails for all large ``t``)."""
+    sp = _sympy()
+    if cond in (sp.true, True):
+        return True
+    if cond in (sp.false, False):
+        return False
+    if isinstance(cond, sp.And):
+        return all(_eventual_truth(c, t) for c in cond.args)
+    if isinstance(cond, sp.Or):
+        return any(_eventual_truth(c, t) for c in cond.args)
+    if isinstance(cond, sp.Not):
+        return not _eventual_truth(cond.args[0], t)
+    if isinstance(cond, sp.core.relational.Relational):
+        sign = _eventual_sign(cond.lhs - cond.rhs, t)
+        if isinstance(cond, (sp.StrictGreaterThan,)):
+            return sign > 0
+        if isinstance(cond, (sp.GreaterThan,)):
+            return sign >= 0
+        if isinstance(cond, (sp.StrictLessThan,)):
+            return sign < 0
+        if isinstance(cond, (sp.LessThan,)):
+            return sign <= 0
+        if isinstance(cond, sp.Eq):
+            return sign == 0
+        if isinstance(cond, sp.Ne):
+            return sign != 0
+    raise UndecidedLimit(f"cannot decide the condition {cond} for large values")
+
+
+def _eventually(expr, t):
+    """``expr`` with every ``Piecewise``, ``Max``, ``Min``, ``Abs``, ``sign``, ``Heaviside`` and ``DiracDelta``
+    replaced by the branch it takes for all sufficiently large ``t`` (decided by limits); raises
+    :class:`UndecidedLimit` when a branch cannot be decided."""
+    sp = _sympy()
+    if not expr.has(t) or expr.is_Atom:
+        return expr
+    if isinstance(expr, sp.Piecewise):
+        for value, cond in expr.args:
+            if _eventual_truth(cond, t):
+                return _eventually(value, t)
+        raise UndecidedLimit(f"no branch of {expr} holds for large values")
+    if isinstance(expr, (sp.Max, sp.Min)):
+        args = [_eventually(a, t) for a in expr.args]
+        best = args[0]
+        for other in args[1:]:
+            sign = _eventual_sign(other - best, t)
+            if (sign > 0) if isinstance(expr, sp.Max) else (sign < 0):
+                best = other
+        return best
+    if isinstance(expr, (sp.Abs, sp.sign, sp.Heaviside, sp.DiracDelta)):
+        inner = _eventually(expr.args[0], t)
+        sign = _eventual_sign(inner, t)
+        if isinstance(expr, sp.Abs):
+            return inner * sign
+        if isinstance(expr, sp.sign):
+            return sp.Integer(sign)
+        if isinstance(expr, sp.Heaviside):
+            if sign == 0:
+                raise UndecidedLimit(f"{expr} at a zero argument")
+            return sp.Integer(1 if sign > 0 else 0)
+        if sign == 0:
+            raise UndecidedLimit(f"{expr} at a zero argument")
+        return sp.Integer(0)
+    return expr.func(*[_eventually(a, t) for a in expr.args])
+
+
+def asymptotic_slope(d1, e, direction: int) -> float:
+    """``lim_{e -> direction * oo} L'(e)`` (``d1`` = ``L'``) as a float, ``+-inf`` included.
+
+    The branches of ``L'`` (``Max``, ``Abs``, ``Piecewise``, ``Heaviside`` from differentiating a ``Max``, ...)
+    are first resolved to the one taken for all large ``|e|`` -- each decided by the sign of a limit -- so that
+    ``sympy.limit`` sees a smooth expression; raises :class:`UndecidedLimit` when sympy cannot decide."""
+    sp = _sympy()
+    t = sp.Symbol("t_asymptotic", positive=True)
+    tail = _eventually(d1.subs(e, t if direction > 0 else -t), t)
+    return _limit_at_infinity(tail, t)
+
+
+def grid_slope_lower_bound(d1, e) -> float:
+    """``max |L'|`` on 200,001 points of [-1e4, 1e4]: a LOWER bound on ``sup |L'|`` (a grid refutes a declared
+    Lipschitz constant below it; it never certifies one)."""
+    sp = _sympy()
+    f = sp.lambdify(e, d1, "numpy")
+    grid = np.linspace(-1e4, 1e4, 200_001)
+    with np.errstate(all="ignore"):
+        vals = np.abs(np.broadcast_to(np.asarray(f(grid), dtype=float), grid.shape))
+    vals = vals[np.isfinite(vals)]
+    return float(np.max(vals)) if vals.size else 0.0
+
+
+def _lipschitz(expr, e, d1, pieces, declared: Optional[float]) -> Tuple[float, str, Optional[Tuple[float, float]]]:
+    """``(lipschitz, how, (L'(-inf), L'(+inf)) or None)``; see the module docstring."""
+    if pieces is not None:
+        slopes = (float(np.min(pieces[0])), float(np.max(pieces[0])))
+        lip, how = float(np.max(np.abs(pieces[0]))), "max |a_k| of the affine pieces"
+    else:
+        try:
+            slopes = (asymptotic_slope(d1, e, -1), asymptotic_slope(d1, e, +1))
+        except UndecidedLimit as why:
+            return _undecided(expr, e, d1, declared, str(why))
+        lip = float(max(abs(slopes[0]), abs(slopes[1])))
+        how = (f"symbolic: L'(e) -> {_show(slopes[0])} as e -> -oo and {_show(slopes[1])} as e -> +oo "
+               f"(sympy limits; L' nondecreasing)")
+        if not np.isfinite(lip):
+            how += "; L grows faster than linearly, so sup |L'| = inf"
+    if declared is not None and not _agrees(declared, lip):
+        if not np.isfinite(lip):
+            raise ParameterError(f"loss {expr} grows faster than linearly ({how}): it has no finite Lipschitz "
+                                 f"constant, but lipschitz={declared!r} was declared")
+        raise ParameterError(f"loss {expr}: the derived Lipschitz constant is {lip:.10g} ({how}), but "
+                             f"lipschitz={declared!r} was declared; omit lipschitz= (it is only needed when "
+                             f"sympy cannot take the limits)")
+    return lip, how, slopes
+
+
+def _show(v: float) -> str:
+    return "+oo" if v == np.inf else "-oo" if v == -np.inf else f"{v:.10g}"
+
+
+def _agrees(declared, lip: float) -> bool:
+    declared = float(declared)
+    if np.isinf(lip) or np.isinf(declared):
+        return np.isinf(lip) and np.isinf(declared)
+    return abs(declared - lip) <= 1e-9 * max(1.0, lip)
+
+
+def _undecided(expr, e, d1, declared, why: str):
+    if declared is None:
+        return np.inf, (f"undecided: sympy could not take the limits of L' at +-oo ({why}); no Lipschitz "
+                        f"constant is certified (a grid estimate is not a proof): declare it with "
+                        f"from_sympy(..., lipschitz=sup |L'|) if you know it"), None
+    try:
+        lip = float(declared)
+    except (TypeError, ValueError):
+        raise ParameterError(f"lipschitz must be a number >= 0 or np.inf, got {declared!r}") from None
+    if not lip >= 0:
+        raise ParameterError(f"lipschitz must be a number >= 0 or np.inf, got {declared!r}")
+    seen = grid_slope_lower_bound(d1, e)
+    if seen > lip * (1 + 1e-9) + 1e-12:
+        raise ParameterError(f"loss {expr}: the declared lipschitz={declared!r} is below max |L'| = {seen:.6g} "
+                             f"found on a grid of [-1e4, 1e4], so it is not a Lipschitz constant")
+    return lip, (f"declared by the user (lipschitz={declared!r}); sympy could not take the limits of L' ({why}); "
+                 f"a grid of [-1e4, 1e4] found max |L'| = {seen:.6g}, not above it"), None
 
 
 def from_sympy(expr, e=None, *, task: Optional[str] = None, name: Optional[str] = None,
-               conic: str = "auto") -> SymbolicLoss:
+               conic: str = "auto", lipschitz: Optional[float] = None) -> SymbolicLoss:
     """A drokit loss from a sympy expression of the margin / residual symbol ``e``.
 
     Example::
@@ -473,12 +690,21 @@ def from_sympy(expr, e=None, *, task: Optional[str] = None, name: Optional[str] 
     name : a short name (default ``str(expr)``).
     conic : ``"auto"`` (recognize LP / exponential-cone / SOC forms, else outer approximation) or
         ``"outer"`` (always the tangent outer approximation; for cross-checks).
+    lipschitz : ``sup |L'|`` when sympy cannot take the limits of ``L'`` at ``+-oo`` (otherwise it must
+        equal the derived constant).  Without it such a loss has no certified constant and is refused
+        wherever one is needed.
+
+    A loss that grows faster than linearly (an infinite asymptotic slope, e.g. the squared hinge
+    ``Max(0, 1 - e)**2``) is returned with ``lipschitz = inf``: fitting it with numerical features that can
+    move (or, in regression, a label that can move) raises :class:`~drokit.ParameterError`, because its
+    Wasserstein worst case is then infinite; with only categorical moves and label flips, or at radius 0,
+    it fits.
 
     Raises
     ------
     ParameterError
-        For a non-convex or non-Lipschitz expression, a free symbol other than ``e``, or an unknown
-        ``conic``.
+        For a non-convex expression, a free symbol other than ``e``, an unknown ``conic``, or a ``lipschitz``
+        that contradicts the derived constant (or a grid's lower bound on it).
     """
     sp = _sympy()
     expr = sp.sympify(expr)
@@ -495,17 +721,15 @@ def from_sympy(expr, e=None, *, task: Optional[str] = None, name: Optional[str] 
         real = sp.Symbol(e.name, real=True)
         expr, e = expr.subs(e, real), real
     pieces = affine_pieces(expr, e)
+    squared = squared_pieces_form(expr, e) if pieces is None else None
     d1 = sp.diff(expr, e)
     d2 = sp.diff(d1, e)
-    convexity = _convexity(expr, e, d2, pieces)
-    lip, lip_how = _lipschitz(expr, e, d1, pieces)
-    if pieces is not None:
-        decreasing = bool(np.all(pieces[0] <= 0))
+    convexity = _convexity(expr, e, d2, pieces, squared)
+    lip, lip_how, slopes = _lipschitz(expr, e, d1, pieces, lipschitz)
+    if slopes is not None:  # L' nondecreasing: L is non-increasing iff L'(+inf) <= 0
+        decreasing = bool(slopes[1] <= 0)
     else:
-        try:
-            decreasing = bool(sp.limit(d1, e, sp.oo) <= 0)
-        except (NotImplementedError, TypeError):
-            decreasing = bool(np.all(np.asarray(sp.lambdify(e, d1, "numpy")(CHECK_GRID)) <= 1e-12))
+        decreasing = bool(np.all(np.asarray(sp.lambdify(e, d1, "numpy")(CHECK_GRID)) <= 1e-12))
     form, data = "outer", None
     if conic == "auto":
         if pieces is not None:
@@ -514,9 +738,12 @@ def from_sympy(expr, e=None, *, task: Optional[str] = None, name: Optional[str] 
             form, data = "log_sum_exp", lse
         elif (sq := sqrt_quadratic_form(expr, e)) is not None:
             form, data = "sqrt_quadratic", sq
+        elif squared is not None:
+            form, data = "squared_pieces", squared
     if task is None:
         task = CLASSIFICATION if decreasing else REGRESSION
     if task not in (CLASSIFICATION, REGRESSION):
         raise ParameterError(f"task must be 'classification' or 'regression', got {task!r}")
     return SymbolicLoss(expr, e, task=task, name=name or str(expr), form=form, form_data=data, lipschitz=lip,
-                        lipschitz_how=lip_how, convexity_how=convexity, decreasing=decreasing)
+                        lipschitz_how=lip_how, convexity_how=convexity, decreasing=decreasing,
+                        asymptotic_slopes=slopes)

@@ -9,7 +9,7 @@ from typing import List, Optional, Tuple
 import numpy as np
 import scipy.sparse as sp
 
-from ..losses.base import CLASSIFICATION, Loss
+from ..losses.base import CLASSIFICATION, Loss, check_growth, lipschitz_of
 from ..metrics.ground import ResolvedMetric
 from ..schema import FeatureSchema, MixedData
 
@@ -131,19 +131,41 @@ class DROInstance:
         instance instead leaves ``w_l`` unidentified and every configuration row duplicated across the
         free feature's levels; Clarabel then ends AlmostSolved (calibrated weights rounded to 0, issue 4).
         The certificate is computed on the original instance.  Returns ``self`` when nothing is free.
+
+        A loss without a finite Lipschitz constant (it grows faster than linearly) is refused here where its
+        worst case is infinite (:func:`drokit.losses.base.check_growth`); otherwise its numerical features
+        with weight 0 (free moves, coefficients 0 in every program) are made immutable with their
+        coefficients fixed at 0 in the same way, so that no program multiplies ``lip(L) = inf`` into a
+        constraint.
         """
-        free = self.free_categorical()
+        check_growth(self.loss, radius=self.radius, task=self.task, numerical_names=self.schema.numerical_names,
+                     gamma=self.metric.gamma, kappa=self.metric.kappa)
+        view = self._free_numerical_fixed()
+        free = view.free_categorical()
         if free.size == 0:
-            return self
-        levels = self.schema.levels.astype(int)
-        starts = self.n_numerical + self.schema.dummy_offsets()[free]
+            return view
+        levels = view.schema.levels.astype(int)
+        starts = view.n_numerical + view.schema.dummy_offsets()[free]
         columns = np.concatenate([start + np.arange(levels[l] - 1) for start, l in zip(starts, free)])
-        delta = np.asarray(self.metric.delta, dtype=float).copy()
+        delta = np.asarray(view.metric.delta, dtype=float).copy()
         delta[free] = np.inf
-        Z = self.data.Z.copy()
+        Z = view.data.Z.copy()
         Z[:, free] = 0
-        return replace(self, data=replace(self.data, Z=Z), metric=replace(self.metric, delta=delta),
-                       fixed_zero=np.union1d(self.fixed_zero, columns).astype(int))
+        return replace(view, data=replace(view.data, Z=Z), metric=replace(view.metric, delta=delta),
+                       fixed_zero=np.union1d(view.fixed_zero, columns).astype(int))
+
+    def _free_numerical_fixed(self) -> "DROInstance":
+        """For a loss without a finite Lipschitz constant at a positive radius: the numerical features with
+        weight 0 made immutable, their coefficients fixed at 0 (every program fixes them at 0 anyway); else
+        ``self``."""
+        gamma = np.asarray(self.metric.gamma, dtype=float)
+        free = np.flatnonzero(gamma == 0)
+        if free.size == 0 or self.radius == 0 or np.isfinite(lipschitz_of(self.loss)):
+            return self
+        gamma = gamma.copy()
+        gamma[free] = np.inf
+        return replace(self, metric=replace(self.metric, gamma=gamma),
+                       fixed_zero=np.union1d(self.fixed_zero, free).astype(int))
 
     def evaluated_at(self, coef: np.ndarray) -> "DROInstance":
         """The instance at a fixed model: an adversarial loss becomes the plain loss of the attacked

@@ -197,8 +197,10 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
     solver_options = {**backend.accuracy_options(max(options.gap_tol / 10, 1e-8)), **dict(solver_options or {})}
     phase_one_time = 0.0
     first = None
-    if options.phase_one and not adversarial and not inst.weighted and not outer and not inst.penalized:
-        # phase 1's Newton model has no attack-shift term and assumes uniform sample weights
+    if options.phase_one and not adversarial and not inst.weighted and not outer and not inst.penalized \
+            and np.isfinite(float(inst.loss.lipschitz)):
+        # phase 1's Newton model has no attack-shift term and assumes uniform sample weights (and starts from
+        # lambda = 2 lip(L))
         first = phase_one(inst, oracle, log=log if options.verbose else None)
         phase_one_time = first.seconds
     if first is not None and not first.converged:

@@ -146,7 +146,8 @@ def finish_dual_program(pb: ProgramBuilder, inst: DROInstance, coef: Affine, s: 
     """
     lip = float(inst.loss.lipschitz)
     n = inst.n_numerical
-    if n:
+    if n and np.any(np.isfinite(inst.metric.gamma)):  # (immutable columns are not constrained; a loss with
+        # lip = inf reaches here only with every numerical column immutable: DROInstance.fitting_view)
         inst.metric.numerical.add_dual_norm_leq(pb, coef[np.arange(n)] * lip, lam, inst.metric.gamma)
     if inst.fixed_zero.size:
         pb.add_zero(coef[inst.fixed_zero])
