@@ -272,7 +272,8 @@ class SymbolicLoss(Loss):
         self.derivative_expr, self.second_derivative_expr = d1, d2
         self._f = sp.lambdify(symbol, expr, "numpy")
         self._d1 = sp.lambdify(symbol, d1, "numpy")
-        self._d2 = sp.lambdify(symbol, d2, "numpy")
+        # L'' where it exists: the point masses (DiracDelta) of a kink are dropped (numpy has no DiracDelta)
+        self._d2 = sp.lambdify(symbol, d2.replace(sp.DiracDelta, lambda *args: sp.Integer(0)), "numpy")
         self.cone_class = {"pieces": "LP", "log_sum_exp": "EXP", "sqrt_quadratic": "SOCP", "squared_pieces": "SOCP",
                            "outer": "LP"}[form]
         #: tangent points of the outer approximation (form "outer"), shared by every row

@@ -19,9 +19,19 @@ Closed forms (each a sup over the conjugate, ``L(v) = sup_g g v - L*(g)``, so
 * logistic: ``v*`` solves ``g(v) = v - e + c sigmoid(-v) = 0`` on ``[e - c, e]``.  ``g' = 1 - c s (1 - s)``:
   monotone when ``c <= 4``; otherwise ``g`` rises, falls on ``|v| < v0`` and rises again, so there are at
   most two local maxima (one per rising piece), found by safeguarded Newton and compared;
-* 0/1 loss ``1[v <= 0]`` (a misclassification, boundary included): ``T = (h - a (e)_+^2)_+`` (spec §3.2).
+* 0/1 loss ``1[v <= 0]`` (a misclassification, boundary included): ``T = (h - a (e)_+^2)_+`` (spec §3.2);
+* any other convex loss with a finite Lipschitz constant (a hand-written :class:`~drokit.losses.Loss`, a
+  :func:`~drokit.losses.from_sympy` loss), from :meth:`~drokit.losses.Loss.value` (and ``derivative`` /
+  ``second_derivative`` to polish): a certified one-dimensional global maximization, :func:`generic_transform`.
+  Its maximizer satisfies ``v* - e = c g`` for a subgradient ``g`` of ``L`` at ``v*``, so it lies in
+  ``[e + c lo, e + c hi]`` (``lo <= L' <= hi``: :func:`drokit.losses.base.slope_bounds`), ``c = h / (2a)``.
+  On a cell ``[v0, v1]`` of that bracket ``L`` is below its chord (convexity), so ``F = h L(v) - a (v - e)^2``
+  is below a concave quadratic whose maximum is explicit: branch and bound (cells split fourfold, those
+  whose bound is below the best value found are dropped) certifies ``T`` to a relative ``1e-13``; Newton's
+  method on ``v - e - c L'(v) = 0`` from the best point then polishes the maximizer.
 
-``a = inf`` (nothing numerical can move) gives ``T = h L(e)``.
+``a = inf`` (nothing numerical can move) gives ``T = h L(e)``.  A loss that grows faster than linearly has
+no such bracket (``T`` may be infinite): the squared loss is the only one handled (closed form).
 """
 
 from __future__ import annotations
@@ -32,7 +42,7 @@ import numpy as np
 from scipy.special import expit
 
 from ...exceptions import ParameterError
-from ...losses.base import Loss, REGRESSION
+from ...losses.base import Loss, REGRESSION, growth_reason, lipschitz_of, slope_bounds
 from ...losses.builtin import Huber, Logistic, SmoothHinge
 
 
@@ -176,9 +186,105 @@ def d_transform(loss: Loss, h: float, a: float, e: np.ndarray) -> Tuple[np.ndarr
         # L*(g) = g + g^2/2 on [-1, 0]:  h g e - h (g + g^2/2) + h^2 g^2/(4a) = h g (e - 1) + q g^2
         value, g = _quadratic_conjugate(h, a, e - 1.0, -1.0, 0.0, 0.0)
         return value, e + h * g / (2.0 * a)
-    raise ParameterError(f"loss {loss!r} has no closed-form d-transform for the stability criterion; "
-                         f"use a max-affine loss (pieces), logistic, huber, smooth_hinge, squared or "
-                         f"zero_one, or pass a callable model (gradient ascent)")
+    return generic_transform(loss, h, a, e)
+
+
+#: cells of the first grid over each maximizer's bracket, the split factor and the rounds of the refinement
+GENERIC_GRID, GENERIC_SPLIT, GENERIC_ROUNDS = 64, 4, 80
+#: relative accuracy to which :func:`generic_transform` certifies ``T``
+GENERIC_RTOL = 1e-13
+
+
+def generic_transform(loss: Loss, h: float, a: float, e: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """``(T(h, a, e), v*)`` for any convex loss with finite slope bounds ``lo <= L' <= hi``, by branch and
+    bound on ``[e + c lo, e + c hi]`` with the chord bound, then Newton polishing (module docstring).
+
+    ``T`` is the value at a point (a lower bound) certified within ``GENERIC_RTOL (1 + |T|)`` of the maximum;
+    the polished maximizer is kept where Newton converged and its value is within that tolerance of the best
+    point's."""
+    lip = lipschitz_of(loss)
+    lo, hi = slope_bounds(loss)
+    if not (np.isfinite(lip) and np.isfinite(lo) and np.isfinite(hi)):
+        raise ParameterError(f"the stability criterion needs a loss that grows at most linearly for a linear "
+                             f"model whose numerical features move (its inner maximization is otherwise "
+                             f"unbounded or has no bracket): {growth_reason(loss)}; the squared loss is the "
+                             f"exception drokit handles (loss='squared')")
+    e = np.asarray(e, dtype=float)
+    shape = e.shape
+    e = e.ravel()
+    c = h / (2.0 * a)
+    width = c * (hi - lo)
+    left = e + c * lo
+
+    def F(v, ee):
+        values = np.asarray(loss.value(v), dtype=float)
+        if not np.all(np.isfinite(values)):
+            bad = np.asarray(v)[~np.isfinite(values)].ravel()[0]
+            raise ParameterError(f"loss {getattr(loss, 'name', loss)!r} returned a non-finite value at {bad:.6g} "
+                                 f"in the stability criterion's inner maximization; its value() must be finite on "
+                                 f"the reals")
+        return h * values - a * (v - ee) ** 2, values
+
+    if width == 0 or e.size == 0:  # an affine loss: the maximizer is explicit
+        T, _ = F(left, e)
+        return T.reshape(shape), left.reshape(shape)
+    M = e.size
+    nodes = left[:, None] + width * np.linspace(0.0, 1.0, GENERIC_GRID + 1)[None, :]
+    Fn, Ln = F(nodes, e[:, None])
+    k = np.argmax(Fn, axis=1)
+    rows = np.arange(M)
+    best, v_best = Fn[rows, k], nodes[rows, k]
+    # the cells: element, ends and loss values at the ends
+    elem = np.repeat(rows, GENERIC_GRID)
+    v0, v1 = nodes[:, :-1].ravel(), nodes[:, 1:].ravel()
+    L0, L1 = Ln[:, :-1].ravel(), Ln[:, 1:].ravel()
+    step = np.full(M, width / GENERIC_GRID)
+    for _ in range(GENERIC_ROUNDS):
+        ee = e[elem]
+        slope = (L1 - L0) / (v1 - v0)
+        top = np.clip(ee + c * slope, v0, v1)                # the vertex of the concave quadratic bound
+        bound = h * (L0 + slope * (top - v0)) - a * (top - ee) ** 2
+        alive = (bound > best[elem] + GENERIC_RTOL * (1.0 + np.abs(best[elem]))) \
+            & (v1 - v0 > 8 * np.finfo(float).eps * (1.0 + np.abs(v0)))
+        if not alive.any():
+            break
+        elem, v0, v1, L0, L1 = elem[alive], v0[alive], v1[alive], L0[alive], L1[alive]
+        # split every live cell into GENERIC_SPLIT cells
+        frac = np.arange(1, GENERIC_SPLIT) / GENERIC_SPLIT
+        inner = v0[:, None] + (v1 - v0)[:, None] * frac[None, :]
+        Fi, Li = F(inner, e[elem][:, None])
+        flat_F, flat_v, flat_e = Fi.ravel(), inner.ravel(), np.repeat(elem, GENERIC_SPLIT - 1)
+        top_F = best.copy()
+        np.maximum.at(top_F, flat_e, flat_F)
+        better = flat_F > best[flat_e]
+        hit = better & (flat_F >= top_F[flat_e])
+        v_best[flat_e[hit]] = flat_v[hit]
+        best = top_F
+        np.minimum.at(step, elem, (v1 - v0) / GENERIC_SPLIT)
+        ends_v = np.column_stack([v0, inner, v1])
+        ends_L = np.column_stack([L0, Li, L1])
+        elem = np.repeat(elem, GENERIC_SPLIT)
+        v0, v1 = ends_v[:, :-1].ravel(), ends_v[:, 1:].ravel()
+        L0, L1 = ends_L[:, :-1].ravel(), ends_L[:, 1:].ravel()
+    # Newton on g(v) = v - e - c L'(v) (F' = -2a g) from the best point, within a few of the finest cells
+    # around it (the bound locates the maximizer to about sqrt(GENERIC_RTOL); Newton's root is exact)
+    step = np.minimum(64 * step, width / GENERIC_GRID)
+    v = v_best.copy()
+    for _ in range(30):
+        g = v - e - c * np.asarray(loss.derivative(v), dtype=float)
+        dg = 1.0 - c * np.asarray(loss.second_derivative(v), dtype=float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            trial = np.where(dg > 0, v - g / dg, v)
+        trial = np.clip(trial, v_best - step, v_best + step)
+        if np.all(np.abs(trial - v) <= 4 * np.finfo(float).eps * (1.0 + np.abs(v))):
+            break
+        v = trial
+    F_polished, _ = F(v, e)
+    residual = np.abs(v - e - c * np.asarray(loss.derivative(v), dtype=float))
+    take = (residual <= 1e-12 * (1.0 + np.abs(v))) & (F_polished >= best - GENERIC_RTOL * (1.0 + np.abs(best)))
+    T = np.where(take, F_polished, best)
+    v_star = np.where(take, v, v_best)
+    return T.reshape(shape), v_star.reshape(shape)
 
 
 def h_limit(loss: Loss, a: float) -> float:
