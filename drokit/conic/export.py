@@ -5,6 +5,18 @@ modelling-layer constraint per cone *block* (matrix row slices and reshapes, no 
 individual cones), so a block of 10,000 exponential cones costs one constraint object.  The returned
 problem minimises ``c^T x + c0`` over the same ``x``; solve it with the layer's own ``solve``.
 
+What a program of a DRO fit is (``CompiledProblem.to_cvxpy()``, ``FitResult.to_cvxpy()``):
+
+* a **relaxation** when the loss is compiled by tangents (a :func:`~drokit.losses.from_sympy` loss without a
+  recognized conic form, ``loss.form == "outer"``): the tangents under-estimate the loss, so the exported
+  program's value is a lower bound, below the fit's objective (the exact worst-case risk of the model) by
+  up to the certified gap (``result.upper_bound - result.lower_bound``, e.g. 4.7e-7);
+* for a cutting-plane fit, the **final master** only: the working set of configuration rows the last round
+  solved (with its coefficient box and budget cuts), again a relaxation whose value is the certified lower
+  bound -- not the whole, possibly astronomically large, program (``method="monolithic"`` builds that);
+* otherwise the exact program of the compile path, the one the conic solver solved (for a closed-form
+  logistic fit solved by the structured barrier solver, the program that solver did not need to build).
+
 Cone conventions (drokit's on the left, checked numerically in ``tests/test_solvers_backends.py``):
 
 ======================================  =====================================================
@@ -43,6 +55,10 @@ def _require(module: str, caller: str, extra: str):
 # ------------------------------------------------------------------------------------- cvxpy
 def to_cvxpy(program: ConicProgram) -> Tuple[Any, Any]:
     """The program as a ``cvxpy.Problem`` over one vector variable ``x`` (returned with it).
+
+    The program is exported as it is: for a loss compiled by tangents it is a **relaxation** (its value is
+    below the fit's objective by up to the certified gap), for a cutting-plane fit the **final master** only
+    (see the module docstring).
 
     Example::
 
@@ -110,6 +126,9 @@ def _picos_exp_cone(picos):
 
 def to_picos(program: ConicProgram) -> Tuple[Any, Any]:
     """The program as a ``picos.Problem`` over one real vector variable ``x`` (returned with it).
+
+    As for :func:`to_cvxpy`: for a loss compiled by tangents a **relaxation**, for a cutting-plane fit the
+    **final master** only (module docstring).
 
     PICOS solves exponential cones only with ECOS or QICS (``problem.solve(solver="ecos")``) and has
     no power cone, so programs with ``pow`` blocks raise :class:`ParameterError`; use

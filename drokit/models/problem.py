@@ -29,7 +29,7 @@ from ..schema import FeatureSchema
 from ..solvers import get_backend
 from ..solvers.base import solve_with_retries
 from .instance import DROInstance
-from .result import FitResult
+from .result import FitResult, ProgramRecipe
 from .validation import check_target, encode_binary_labels, encode_with_classes, plus_minus_one_labels
 
 ON_INACCURATE = ("raise", "warn")
@@ -285,7 +285,9 @@ class CompiledProblem:
         return self.compiled.method_reason
 
     def to_cvxpy(self):
-        """The same conic program as a ``cvxpy.Problem`` (returns ``(problem, x)``); for cross-checks."""
+        """The same conic program as a ``cvxpy.Problem`` (returns ``(problem, x)``); for cross-checks.  After a
+        cutting-plane solve it is the final master; with a loss compiled by tangents, a relaxation (its value
+        is below the objective by up to the certified gap); :mod:`drokit.conic.export`."""
         from ..conic.export import to_cvxpy
         return to_cvxpy(self.program)
 
@@ -568,5 +570,6 @@ class CompiledProblem:
         """The :class:`FitResult` fields that describe the problem, whatever solved it."""
         return dict(method=self.method, method_reason=self.method_reason, compile_time=self.compile_time,
                     n_configuration_rows=int(self.compiled.n_rows),
-                    n_enumeration_rows=count_configuration_rows(self.evaluation_instance))
+                    n_enumeration_rows=count_configuration_rows(self.evaluation_instance),
+                    program_recipe=ProgramRecipe.of(self))
 

@@ -2,10 +2,58 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Dict, List, Optional
+import copy
+from dataclasses import dataclass, field, replace
+from typing import Any, Dict, List, Optional
 
 import numpy as np
+
+
+@dataclass
+class ProgramRecipe:
+    """What rebuilds the conic program of a fit, kept by :class:`FitResult` instead of the program.
+
+    The program of a monolithic fit holds every configuration row (it can be far larger than the data), so a
+    fit keeps the DROInstance it was built from -- the training data encoded at fit, the resolved metric and
+    the loss -- and compiles it again on demand (the compile paths are deterministic: the same program).
+    Two exceptions: a loss compiled by tangents keeps the tangents of the last program solved (a copy), and a
+    cutting-plane fit keeps its final master itself, small by construction (its working set of rows, its
+    coefficient box and budget cuts), which no compile path rebuilds.
+    """
+
+    instance: Any                       #: the :class:`~drokit.models.instance.DROInstance` fitted (its fitting view)
+    method: str
+    max_configurations: int
+    master: Any = None                  #: the final master (cutting plane only)
+
+    @classmethod
+    def of(cls, compiled) -> "ProgramRecipe":
+        """The recipe of the program a :class:`~drokit.models.problem.CompiledProblem` last solved."""
+        inst = compiled.instance
+        if getattr(inst.loss, "outer_approximation", False):
+            inst = replace(inst, loss=_tangent_snapshot(inst.loss))
+        master = compiled.program if compiled.method == "cutting_plane" else None
+        return cls(inst, compiled.method, int(compiled.max_configurations), master)
+
+    def build(self):
+        """The :class:`~drokit.conic.program.ConicProgram` (see the class docstring)."""
+        if self.master is not None:
+            return self.master
+        from ..conic.reformulations import compile_instance
+        inst = self.instance
+        if getattr(inst.loss, "outer_approximation", False):  # compiling records the program in the loss
+            inst = replace(inst, loss=_tangent_snapshot(inst.loss))
+        return compile_instance(inst, self.method, self.max_configurations).program
+
+
+def _tangent_snapshot(loss):
+    """A copy of a tangent-approximated loss with its cuts (shared and per row) but not the expressions of
+    the last program built (``_calls``, as large as that program)."""
+    out = copy.copy(loss)
+    out.tangents = np.array(loss.tangents, copy=True)
+    out.row_points = {k: np.array(v, copy=True) for k, v in loss.row_points.items()}
+    out._calls = []
+    return out
 
 
 @dataclass
@@ -70,6 +118,8 @@ class FitResult:
     bound: str = "exact"
     #: method-specific extras (an Intersection: lambda_aux, s_aux, attack, wasserstein_distance, radius_aux)
     auxiliary: Dict[str, object] = field(default_factory=dict, repr=False)
+    #: what rebuilds the fit's conic program (:meth:`conic_program`); None for results without one
+    program_recipe: Optional[ProgramRecipe] = field(default=None, repr=False, compare=False)
 
     @property
     def gap(self) -> float:
@@ -86,6 +136,48 @@ class FitResult:
     @property
     def is_optimal(self) -> bool:
         return self.status == "optimal"
+
+    # ------------------------------------------------------------------ export
+    def conic_program(self):
+        """The conic program of this fit, rebuilt on the training data bound at fit (a
+        :class:`~drokit.conic.program.ConicProgram`; ``program.value("coef", x)`` reads a solution).
+
+        What it is, by method: the program the fit's method compiles (``monolithic``: every configuration row;
+        ``closed_form`` / ``erm``: the nominal rows, also when the structured barrier solver fitted the model
+        without building it; ``box``, ``graph``: their LP / potential system); for ``cutting_plane`` the
+        **final master** only (the working set of rows the last round solved, with its box and budget cuts):
+        a relaxation whose value is the certified lower bound, not the whole program.  For a loss compiled by
+        tangents (a :func:`~drokit.losses.from_sympy` loss without a recognized conic form) the program is a
+        **relaxation**: the tangents under-estimate the loss, so its value is ``result.lower_bound``, below
+        ``result.objective`` (the exact worst-case risk) by up to the certified gap.
+        """
+        if self.program_recipe is None:
+            from ..exceptions import ParameterError
+            raise ParameterError(f"this {self.method!r} result keeps no program to export (an Intersection's "
+                                 f"static program is exported by Problem(...).compile(X, y).to_cvxpy())")
+        return self.program_recipe.build()
+
+    def to_cvxpy(self):
+        """``(problem, x)``: :meth:`conic_program` as a ``cvxpy.Problem`` over one vector variable ``x``
+        (:func:`drokit.conic.export.to_cvxpy`).  For a cutting-plane fit that is the final master; for a loss
+        compiled by tangents, a relaxation (see :meth:`conic_program`).
+
+        Example::
+
+            program = est.result_.conic_program()
+            problem, x = drokit.conic.export.to_cvxpy(program)     # or est.result_.to_cvxpy()
+            problem.solve()
+            program.value("coef", x.value)
+        """
+        from ..conic.export import to_cvxpy
+        return to_cvxpy(self.conic_program())
+
+    def to_picos(self):
+        """``(problem, x)``: :meth:`conic_program` as a ``picos.Problem`` (:func:`drokit.conic.export.to_picos`);
+        the same caveats: the final master of a cutting-plane fit, a relaxation for a loss compiled by
+        tangents."""
+        from ..conic.export import to_picos
+        return to_picos(self.conic_program())
 
     def certificate(self) -> Dict[str, float]:
         """The numbers that certify the result."""

@@ -79,12 +79,18 @@ def check_enumeration_size(inst: DROInstance, method: str, max_configurations: i
     mutable features x 2 when labels may flip); raises :class:`ProblemTooLargeError` above the limit."""
     size = count_configuration_rows(inst)
     if size > max_configurations:
+        # the way out that does not enumerate: the cutting plane's DP oracle -- for the cutting plane itself
+        # (its enumeration oracle is what enumerates) the oracle, not the method, is what to change
+        instead = ("or use the cutting plane's default oracle, method_options={'oracle': 'dp'} (exact, it does "
+                   "not enumerate)" if method == "cutting_plane" else
+                   "or use method='cutting_plane' (its default DP oracle does not enumerate)")
+        what = "the enumeration oracle of method='cutting_plane'" if method == "cutting_plane" else \
+            f"method={method!r}"
         raise ProblemTooLargeError(
-            f"method={method!r} would enumerate {describe_enumeration_size(inst)}, above "
+            f"{what} would enumerate {describe_enumeration_size(inst)}, above "
             f"max_configurations={max_configurations:,}. Raise "
             f"max_configurations if you have the memory, or make features immutable (weight np.inf) to "
-            f"shrink the mutable configurations, or use method='cutting_plane' (its default DP oracle "
-            f"does not enumerate)")
+            f"shrink the mutable configurations, {instead}")
     return size
 
 
