@@ -14,6 +14,9 @@ all zeros.  f(x, z) = b0 + bx^T x + bz^T onehot(z).
 Ground cost
     d = ||Gamma (x - x')||_p + D(z, z') + label cost,
     D(z, z') = (sum_l delta_l^q 1[z_l != z'_l])^(1/q),  q = cat_p > 0,
+    or, with per-feature level costs ``units`` (U_l an (a_l, a_l) matrix, zero diagonal, e.g. the
+    rank distances |r(v) - r(v')| of an ordinal feature),
+    D(z, z') = (sum_l (delta_l U_l[z_l, z'_l])^q)^(1/q),
     label cost = kappa 1[y != y'] (classification) or kappa |y - y'| (regression).
 gamma_j = inf / delta_l = inf / kappa = inf mean "cannot move".
 
@@ -168,8 +171,11 @@ def all_configurations(levels):
     return np.array(list(itertools.product(*[range(int(a)) for a in levels])), dtype=int)
 
 
-def categorical_distance(z, zp, delta, cat_p):
-    """D(z, z') = (sum_l delta_l^q 1[z_l != z'_l])^(1/q); inf if an immutable feature differs."""
+def categorical_distance(z, zp, delta, cat_p, units=None):
+    """D(z, z') = (sum_l delta_l^q 1[z_l != z'_l])^(1/q); inf if an immutable feature differs.
+
+    ``units``: optional list of per-feature level-cost matrices U_l; the term of feature l is then
+    (delta_l U_l[z_l, z'_l])^q instead of delta_l^q (U_l = 1 - I is the mismatch cost)."""
     z = np.asarray(z)
     zp = np.asarray(zp)
     mism = z != zp
@@ -178,6 +184,8 @@ def categorical_distance(z, zp, delta, cat_p):
     d = np.asarray(delta, dtype=float)[mism]
     if np.any(np.isinf(d)):
         return np.inf
+    if units is not None:
+        d = d * np.array([units[l][z[l], zp[l]] for l in np.flatnonzero(mism)], dtype=float)
     return float(np.sum(d**cat_p) ** (1.0 / cat_p))
 
 
@@ -252,7 +260,7 @@ def _prepare(X_num, Z, levels, y, task, gamma, delta, cat_p, kappa, norm_p):
     return X_num, Z, levels, y, gamma, delta, float(cat_p), float(kappa)
 
 
-def _scenarios(X_num, Z, levels, y, task, delta, cat_p, kappa, nominal_only=False):
+def _scenarios(X_num, Z, levels, y, task, delta, cat_p, kappa, nominal_only=False, units=None):
     """Rows (n, z, flip): design row a, sign sigma, offset o, cost c, so e = sigma a.beta + o.
 
     Returns dict with arrays idx (R,), A (R, 1+n+c), sigma (R,), off (R,), cost (R,),
@@ -270,7 +278,7 @@ def _scenarios(X_num, Z, levels, y, task, delta, cat_p, kappa, nominal_only=Fals
         else:
             cand = []
             for k, z in enumerate(configs):
-                D = categorical_distance(z, Z[i], delta, cat_p)
+                D = categorical_distance(z, Z[i], delta, cat_p, units)
                 if np.isinf(D):
                     continue
                 cand.append((k, onehots[k], D))
@@ -305,10 +313,11 @@ def _scenarios(X_num, Z, levels, y, task, delta, cat_p, kappa, nominal_only=Fals
 # --------------------------------------------------------------------------------------
 def dro_value(X_num, Z, levels, y, *, task, loss, loss_param=None, radius, norm_p=1,
               gamma=None, delta=None, cat_p=1.0, kappa=np.inf, fit_intercept=True,
-              solver_opts=None):
+              solver_opts=None, units=None):
     """Optimal value of min_beta sup_{W_1(Q, P_N) <= radius} E_Q[loss] by enumeration.
 
     Returns dict(value, b0, bx, bz, lam, s, status).  lam is None when radius == 0 (ERM).
+    ``units``: optional per-feature level-cost matrices (see :func:`categorical_distance`).
     """
     loss_param = _check_loss(loss, loss_param)
     X_num, Z, levels, y, gamma, delta, cat_p, kappa = _prepare(
@@ -319,7 +328,7 @@ def dro_value(X_num, Z, levels, y, *, task, loss, loss_param=None, radius, norm_
     N, n = X_num.shape
     c = sum(a - 1 for a in levels)
     erm = eps == 0.0
-    sc = _scenarios(X_num, Z, levels, y, task, delta, cat_p, kappa, nominal_only=erm)
+    sc = _scenarios(X_num, Z, levels, y, task, delta, cat_p, kappa, nominal_only=erm, units=units)
 
     beta = cp.Variable(1 + n + c)
     e = cp.multiply(sc["sigma"], sc["A"] @ beta) + sc["off"]
@@ -385,7 +394,7 @@ def _unpack_beta(beta, n, c):
 
 
 def scenario_losses(beta, X_num, Z, levels, y, *, task, loss, loss_param=None,
-                    delta=None, cat_p=1.0, kappa=np.inf, nominal_only=False):
+                    delta=None, cat_p=1.0, kappa=np.inf, nominal_only=False, units=None):
     """(scenarios dict, loss per scenario) for fixed beta = (b0, bx, bz)."""
     loss_param = _check_loss(loss, loss_param)
     X_num, Z, levels, y, _, delta, cat_p, kappa = _prepare(
@@ -393,19 +402,21 @@ def scenario_losses(beta, X_num, Z, levels, y, *, task, loss, loss_param=None,
     n = X_num.shape[1]
     c = sum(a - 1 for a in levels)
     bvec = _unpack_beta(beta, n, c)
-    sc = _scenarios(X_num, Z, levels, y, task, delta, cat_p, kappa, nominal_only=nominal_only)
+    sc = _scenarios(X_num, Z, levels, y, task, delta, cat_p, kappa, nominal_only=nominal_only,
+                    units=units)
     e = sc["sigma"] * (sc["A"] @ bvec) + sc["off"]
     return sc, loss_value(loss, e, loss_param)
 
 
 def worst_case_risk(beta, X_num, Z, levels, y, *, task, loss, loss_param=None, radius,
                     norm_p=1, gamma=None, delta=None, cat_p=1.0, kappa=np.inf,
-                    fit_intercept=True, return_lambda=False):
+                    fit_intercept=True, return_lambda=False, units=None):
     """sup_{W_1(Q,P_N) <= radius} E_Q[l_beta] for FIXED beta = (b0, bx, bz).
 
     = min_{lam >= lam_min} lam*eps + mean_n max_{z, flip}(l_{n,z,flip} - lam (D + kappa flip))
     solved as an LP with HiGHS.  ``fit_intercept`` is accepted for signature symmetry
     and ignored (b0 is part of beta).  radius == 0 returns the nominal empirical risk.
+    ``units``: optional per-feature level-cost matrices (see :func:`categorical_distance`).
     """
     loss_param = _check_loss(loss, loss_param)
     X_num, Z, levels, y, gamma, delta, cat_p, kappa = _prepare(
@@ -419,7 +430,8 @@ def worst_case_risk(beta, X_num, Z, levels, y, *, task, loss, loss_param=None, r
         val = float(np.mean(l_nom))
         return (val, None) if return_lambda else val
     sc, lr = scenario_losses(beta, X_num, Z, levels, y, task=task, loss=loss,
-                             loss_param=loss_param, delta=delta, cat_p=cat_p, kappa=kappa)
+                             loss_param=loss_param, delta=delta, cat_p=cat_p, kappa=kappa,
+                             units=units)
     lm = lambda_min(np.asarray(beta[1], float).reshape(n), task=task, loss=loss,
                     loss_param=loss_param, gamma=gamma, norm_p=norm_p, kappa=kappa)
     R = lr.size
