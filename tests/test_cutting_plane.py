@@ -305,3 +305,16 @@ def test_phase_one_that_did_not_converge_is_not_used(monkeypatch, capsys):
     assert "without converging" in capsys.readouterr().err
     reference = prob.compile(X, y, method="monolithic", **kw).solve()
     assert res.objective == pytest.approx(reference.objective, rel=1e-6)
+
+
+def test_radius_zero_with_cutting_plane_options_is_solved_as_erm_and_says_so():
+    """A grid that starts at radius 0 with the cutting plane's options (issue 21: it raised 'method_options
+    are not used by method erm'): radius 0 is plain ERM, the options are dropped and the reason says so."""
+    X, y, bound = _data("regression", seed=3, N=12)
+    prob = _problem(dk.losses.Huber(delta=1.0), "regression", np.inf, 1, 2, radius=0.0)
+    res = prob.compile(X, y, method="cutting_plane", **bound).solve(method_options={"gap_tol": 1e-7,
+                                                                                   "oracle": "dp"})
+    assert res.method == "erm" and res.status == "optimal"
+    assert "method_options ['gap_tol', 'oracle'] not used: radius 0 is solved as ERM" in res.method_reason
+    plain = _problem(dk.losses.Huber(delta=1.0), "regression", np.inf, 1, 2, radius=0.0)
+    assert res.objective == pytest.approx(plain.compile(X, y, **bound).solve().objective, rel=1e-7)

@@ -52,12 +52,10 @@ REASONS = {
                "method erm'",
 }
 
-#: category -> blocks in which it fails today (drokit at commit f2f00a3; the solver code is that of 0a1f80d);
+#: category -> blocks in which it fails today (the certificate, lower_above_ref and refused categories were
+#: fixed by the Lagrangian lower bound and radius-0 ERM with method options);
 #: every other (category, block) pair must pass
 KNOWN_FAILING = {
-    "certificate": {0, 1, 2, 3, 4, 5, 6, 7},
-    "refused": {0, 2, 3, 4, 5, 6, 7},
-    "lower_above_ref": {2, 4, 6, 7},
     "objective": {4},
 }
 

@@ -122,7 +122,12 @@ def worst_case_value(inst: DROInstance, intercept: float, coef: np.ndarray,
         raise SolverError(f"worst-case evaluation LP failed: {res.message}", status="solver_error",
                           raw_status=str(res.status), solver="highs")
     mass = -np.asarray(res.ineqlin.marginals)
-    return WorstCaseValue(float(res.fun), float(res.x[0]), lam_min, rows, losses, mass)
+    # F at the LP's lambda, evaluated exactly: res.fun is F only up to HiGHS's feasibility tolerance (it
+    # put the constant model 1.8e-9 below log 2), while F(lam) for any lam >= lam_min is an upper bound
+    lam = max(float(res.x[0]), lam_min)
+    per = np.full(N, -np.inf)
+    np.maximum.at(per, rows.sample, losses - lam * rows.cost)
+    return WorstCaseValue(float(lam * inst.radius + inst.p @ per), lam, lam_min, rows, losses, mass)
 
 
 def worst_case_value_oracle(inst: DROInstance, intercept: float, coef: np.ndarray, oracle=None,

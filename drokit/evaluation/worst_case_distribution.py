@@ -65,7 +65,7 @@ import pandas as pd
 from ..exceptions import DataError, ParameterError, ProblemTooLargeError, SolverError
 from ..models.instance import DROInstance
 from ..oracles.enumeration import (ConfigurationRows, concat_rows, count_configuration_rows,
-                                   enumerate_configurations, take_rows)
+                                   enumerate_configurations, take_rows, unique_rows)
 from .worst_case import MAX_EVALUATION_ROWS, lambda_floor, row_losses, row_margins
 
 #: the methods of :func:`worst_case`
@@ -276,6 +276,12 @@ class _EnumeratedRows:
         idx = np.arange(self.N) * self.per + np.argmax(phi, axis=1)
         return take_rows(self.rows, idx), phi.max(axis=1)
 
+    def near(self, lam: float, tol: float) -> ConfigurationRows:
+        """Every row within ``tol`` of its sample's maximum of ``l_k - lam c_k`` (all the maximizers)."""
+        phi = (self.losses - lam * self.rows.cost).reshape(self.N, self.per)
+        keep = phi >= phi.max(axis=1, keepdims=True) - tol
+        return take_rows(self.rows, np.flatnonzero(keep.ravel()))
+
 
 class _OracleRows:
     """Maximizers from the DP separation oracle called with ``s = 0`` (exact for any ``lam``, negative
@@ -447,19 +453,40 @@ def _limiting_direction(inst: DROInstance, intercept: float, coef: np.ndarray, l
     return LimitingDirection("numerical", sample, float(budget), float(lam_min), moved, direction)
 
 
-def worst_case_from_instance(inst: DROInstance, intercept: float, coef: np.ndarray, *,
-                            method: str = "auto", classes: Optional[np.ndarray] = None,
-                            gap_tol: float = 1e-9) -> WorstCaseResult:
-    """Worst-case risk and a worst-case distribution of the fixed model ``(intercept, coef)`` on the
-    bound instance ``inst`` (its data, metric and radius); see the module docstring for the math.
+@dataclass
+class WorstCaseSupport:
+    """The worst case of a fixed model as arrays (no table): ``F(lam*)`` (``value``), ``lam*`` and its floor,
+    the atoms (configuration ``rows`` with their ``mass``, ``losses`` and exact ``costs``), the atoms'
+    expected loss plus the limiting term (``lower``), the unspent budget ``left_over``, the row source and
+    the number of ``F`` evaluations.  :func:`worst_case_from_instance` turns it into a
+    :class:`WorstCaseResult`; :func:`drokit.evaluation.lower_bound.certified_lower_bound` takes its atoms as
+    the multipliers of a dual point."""
 
-    ``classes``: the user's two class labels (``classes[0] <-> -1``, ``classes[1] <-> +1``) for the
-    ``label`` column; ``None`` reports the encoded labels.
-    """
-    inst = inst.evaluated_at(coef)  # an adversarial loss at this model: the plain attacked loss
+    value: float
+    lam: float
+    lam_min: float
+    rows: ConfigurationRows
+    mass: np.ndarray
+    losses: np.ndarray
+    costs: np.ndarray
+    lower: float
+    left_over: float
+    method: str
+    evaluations: int
+    notes: List[str] = field(default_factory=list)
+    #: every maximizer at ``lam*`` found (the atoms' rows, both bracketing maximizers and, when the rows
+    #: are enumerated, every row within ``gap_tol`` of its sample's maximum): where KKT multipliers live
+    candidates: Optional[ConfigurationRows] = None
+
+
+def worst_case_support(inst: DROInstance, intercept: float, coef: np.ndarray, *, method: str = "auto",
+                       gap_tol: float = 1e-9, candidate_rtol: float = 1e-6) -> WorstCaseSupport:
+    """The worst-case distribution of the fixed model as arrays; see the module docstring for the math.
+    ``inst`` must already be evaluated at ``coef`` (:meth:`DROInstance.evaluated_at`).  ``candidate_rtol``:
+    enumerated rows within this relative distance of their sample's maximum at ``lam*`` are returned as
+    :attr:`WorstCaseSupport.candidates`."""
     if method not in METHODS:
         raise ParameterError(f"method must be one of {list(METHODS)}, got {method!r}")
-    t0 = time.perf_counter()
     coef = np.asarray(coef, dtype=float).ravel()
     intercept = float(intercept)
     if coef.size != inst.schema.n_encoded:
@@ -468,26 +495,17 @@ def worst_case_from_instance(inst: DROInstance, intercept: float, coef: np.ndarr
     N = inst.n_samples
     eps = float(inst.radius)
     lam_min = lambda_floor(inst, coef)
-    nominal = enumerate_configurations(inst, nominal_only=True)
-    nominal_losses = row_losses(inst, nominal, intercept, coef)
     p = inst.p
-    nominal_risk = float(p @ nominal_losses)
-    notes: List[str] = []
-
-    def finish(value, lam, rows, mass, losses, costs, lower, limit, used_method, evaluations):
-        return _result(inst, classes, value=value, nominal_risk=nominal_risk, lam=lam, lam_min=lam_min,
-                       rows=rows, mass=mass, losses=losses, costs=costs, lower=lower, limit=limit,
-                       method=used_method, evaluations=evaluations, elapsed=time.perf_counter() - t0,
-                       notes=notes)
-
     if eps == 0:  # the empirical distribution itself
-        return finish(nominal_risk, np.inf, nominal, p.copy(), nominal_losses, np.zeros(N),
-                      nominal_risk, None, "nominal", 0)
+        nominal = enumerate_configurations(inst, nominal_only=True)
+        losses = row_losses(inst, nominal, intercept, coef)
+        risk = float(p @ losses)
+        return WorstCaseSupport(risk, np.inf, lam_min, nominal, p.copy(), losses, np.zeros(N), risk, 0.0,
+                                "nominal", 0, candidates=nominal)
     if not np.isfinite(lam_min):
-        limit = _limiting_direction(inst, intercept, coef, lam_min, eps, None)
-        empty = take_rows(nominal, np.zeros(0, dtype=int))
-        return finish(np.inf, np.inf, empty, np.zeros(0), np.zeros(0), np.zeros(0), np.inf, limit,
-                      method, 0)
+        empty = take_rows(enumerate_configurations(inst, nominal_only=True), np.zeros(0, dtype=int))
+        return WorstCaseSupport(np.inf, np.inf, lam_min, empty, np.zeros(0), np.zeros(0), np.zeros(0), np.inf,
+                                eps, method, 0)
 
     argmax = _row_source(inst, intercept, coef, method)
     lam, value, left, right, evaluations = _minimize_F(argmax, eps, lam_min)
@@ -523,6 +541,7 @@ def worst_case_from_instance(inst: DROInstance, intercept: float, coef: np.ndarr
         if value - lower <= tol:
             break
     lower, l_rows, l_cost, l_loss, mass_l, mass_r, left_over = best
+    notes = []
     if value - lower > tol:
         notes.append(f"the distribution reaches {lower:.10g} of the worst-case risk {value:.10g} "
                      f"(gap {value - lower:.2e}): ties at lam* were not fully resolved")
@@ -531,10 +550,39 @@ def worst_case_from_instance(inst: DROInstance, intercept: float, coef: np.ndarr
     mass = np.concatenate([mass_r[on_r], mass_l[on_l]])
     losses = np.concatenate([r_loss[on_r], l_loss[on_l]])
     costs = np.concatenate([r_cost[on_r], l_cost[on_l]])
+    near = [argmax.near(lam, candidate_rtol * max(1.0, abs(value)))] if hasattr(argmax, "near") else []
+    candidates = unique_rows(concat_rows(near + [r_rows, l_rows]))
+    return WorstCaseSupport(value, lam, lam_min, rows, mass, losses, costs, lower, left_over, argmax.name,
+                            evaluations, notes, candidates)
+
+
+def worst_case_from_instance(inst: DROInstance, intercept: float, coef: np.ndarray, *,
+                            method: str = "auto", classes: Optional[np.ndarray] = None,
+                            gap_tol: float = 1e-9) -> WorstCaseResult:
+    """Worst-case risk and a worst-case distribution of the fixed model ``(intercept, coef)`` on the
+    bound instance ``inst`` (its data, metric and radius); see the module docstring for the math.
+
+    ``classes``: the user's two class labels (``classes[0] <-> -1``, ``classes[1] <-> +1``) for the
+    ``label`` column; ``None`` reports the encoded labels.
+    """
+    inst = inst.evaluated_at(coef)  # an adversarial loss at this model: the plain attacked loss
+    t0 = time.perf_counter()
+    coef = np.asarray(coef, dtype=float).ravel()
+    intercept = float(intercept)
+    support = worst_case_support(inst, intercept, coef, method=method, gap_tol=gap_tol)
+    nominal_risk = float(inst.p @ row_losses(inst, enumerate_configurations(inst, nominal_only=True),
+                                             intercept, coef))
+    eps, lam_min = float(inst.radius), support.lam_min
     limit = None
-    if lam_min > 0 and left_over > 1e-9 * max(eps, 1e-300):
-        limit = _limiting_direction(inst, intercept, coef, lam_min, left_over, rows)
-    return finish(value, lam, rows, mass, losses, costs, lower, limit, argmax.name, evaluations)
+    if eps > 0 and not np.isfinite(lam_min):
+        limit = _limiting_direction(inst, intercept, coef, lam_min, eps, None)
+    elif lam_min > 0 and support.left_over > 1e-9 * max(eps, 1e-300):
+        limit = _limiting_direction(inst, intercept, coef, lam_min, support.left_over, support.rows)
+    return _result(inst, classes, value=support.value, nominal_risk=nominal_risk, lam=support.lam,
+                   lam_min=lam_min, rows=support.rows, mass=support.mass, losses=support.losses,
+                   costs=support.costs, lower=support.lower, limit=limit,
+                   method=support.method,
+                   evaluations=support.evaluations, elapsed=time.perf_counter() - t0, notes=support.notes)
 
 
 def _row_source(inst: DROInstance, intercept: float, coef: np.ndarray, method: str):

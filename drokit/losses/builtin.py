@@ -19,7 +19,7 @@ The first three act on the margin ``e = y f(x)`` (classification), the others on
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import expit
+from scipy.special import entr, expit
 
 from ..conic.builder import Affine, ProgramBuilder
 from ..exceptions import ParameterError
@@ -49,6 +49,26 @@ class Logistic(Loss):
     def second_derivative(self, e):
         s = 1.0 / (1.0 + np.exp(-np.abs(np.asarray(e, dtype=float))))
         return s * (1.0 - s)
+
+    def conjugate(self, a):
+        """``L*(a) = (-a) log(-a) + (1 + a) log(1 + a)`` on the slope domain ``[-1, 0]`` (minus the binary
+        entropy of ``-a``), ``+inf`` outside."""
+        a = np.asarray(a, dtype=float)
+        inside = (a >= -1.0) & (a <= 0.0)
+        b = np.clip(-a, 0.0, 1.0)
+        return np.where(inside, -(entr(b) + entr(1.0 - b)), np.inf)
+
+    def slope_domain(self):
+        return -1.0, 0.0
+
+    def dual_hypograph(self, pb: ProgramBuilder, m: Affine, v: Affine) -> Affine:
+        """``w <= -m L*(v / m) = a log(m / a) + b log(m / b)`` with ``a = -v``, ``b = m + v`` (two relative
+        entropies: exponential cones ``a exp(w_1 / a) <= m``, ``b exp(w_2 / b) <= m``, ``w = w_1 + w_2``)."""
+        K = m.size
+        w1, w2 = pb.aux("dual_entropy", K), pb.aux("dual_entropy", K)
+        pb.add_exp(w1, -v, m)
+        pb.add_exp(w2, m + v, m)
+        return w1 + w2
 
     @property
     def lipschitz(self) -> float:
@@ -99,6 +119,23 @@ class SmoothHinge(Loss):
         e = np.asarray(e, dtype=float)
         return ((e > 0) & (e < 1)).astype(float)
 
+    def conjugate(self, a):
+        """``L*(a) = a + a^2 / 2`` on the slope domain ``[-1, 0]``, ``+inf`` outside."""
+        a = np.asarray(a, dtype=float)
+        return np.where((a >= -1.0) & (a <= 0.0), a + 0.5 * a ** 2, np.inf)
+
+    def slope_domain(self):
+        return -1.0, 0.0
+
+    def dual_hypograph(self, pb: ProgramBuilder, m: Affine, v: Affine) -> Affine:
+        """``w <= -m L*(v / m) = -v - v^2 / (2 m)``: ``v^2 <= 2 m s`` (a rotated second-order cone,
+        ``||(sqrt(2) v, m - s)|| <= m + s``) with ``s = -v - w``, and ``-m <= v <= 0``."""
+        K = m.size
+        s = pb.aux("dual_quadratic", K)
+        pb.add_soc(m + s, [v * np.sqrt(2.0), m - s])
+        pb.add_nonneg(Affine.vstack([v + m, -v]))
+        return -v - s
+
     @property
     def lipschitz(self) -> float:
         return 1.0
@@ -142,6 +179,26 @@ class Huber(Loss):
 
     def second_derivative(self, e):
         return (np.abs(np.asarray(e, dtype=float)) <= self._check()).astype(float)
+
+    def conjugate(self, a):
+        """``L*(a) = a^2 / 2`` on the slope domain ``[-delta, delta]``, ``+inf`` outside."""
+        d = self._check()
+        a = np.asarray(a, dtype=float)
+        return np.where(np.abs(a) <= d, 0.5 * a ** 2, np.inf)
+
+    def slope_domain(self):
+        d = self._check()
+        return -d, d
+
+    def dual_hypograph(self, pb: ProgramBuilder, m: Affine, v: Affine) -> Affine:
+        """``w <= -m L*(v / m) = -v^2 / (2 m)``: ``v^2 <= 2 m s`` (a rotated second-order cone) with ``s = -w``,
+        and ``-delta m <= v <= delta m``."""
+        d = self._check()
+        K = m.size
+        s = pb.aux("dual_quadratic", K)
+        pb.add_soc(m + s, [v * np.sqrt(2.0), m - s])
+        pb.add_nonneg(Affine.vstack([v + m * d, m * d - v]))
+        return -s
 
     @property
     def lipschitz(self) -> float:

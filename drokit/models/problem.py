@@ -225,6 +225,9 @@ def _loss_arguments(inst: DROInstance, result: FitResult) -> np.ndarray:
     return np.concatenate(parts)
 
 
+#: a fit is reported "optimal" only when its certified relative gap (upper - lower) / max(1, |upper|) is at
+#: most this (the acceptance level of inaccurate conic answers, drokit.solvers.verification)
+CERTIFIED_GAP = 1e-6
 #: plain logistic regression (radius 0) ending at or below this mean log-loss has separable data: every
 #: margin is then above ~13.8, and only the solver's tolerance stopped the coefficients from growing
 #: (nursery's binary task: objective 6e-8, coefficients ~49)
@@ -262,6 +265,54 @@ class CompiledProblem:
         upper = certified_upper_bound(self.evaluation_instance, intercept, coef) \
             + self.instance.penalty_value(coef)
         return coef, upper, time.perf_counter() - t0
+
+    def _certified_lower(self, intercept: float, coef: np.ndarray, upper: float, method_bound: float,
+                         method_bound_certified: bool = False, rows=None) -> Tuple[float, dict]:
+        """The reported lower bound and how it was obtained (``auxiliary["lower_bound"]["source"]``):
+
+        * ``"lagrangian"``: the bound of :func:`drokit.evaluation.lower_bound.certified_lower_bound`, an explicit
+          dual-feasible point evaluated exactly at the returned model, valid up to floating-point rounding;
+        * ``"barrier"``: the barrier solver's own repaired dual bound (``method_bound_certified``), when larger;
+        * ``"method"``: where the Lagrangian bound does not apply (adversarial losses, penalties) or does not
+          reach within :data:`CERTIFIED_GAP` of ``upper`` while the method's bound does (its maximizers
+          have ties the oracle's rows do not resolve, e.g. behind the cutting plane's budget cuts): the
+          method's bound, a solver's dual objective that holds only up to the solver's residuals, capped at
+          ``upper`` so that ``lower <= upper`` always.
+
+        ``rows``: the method's working set (the cutting plane's last master), where the Lagrangian bound
+        looks for multipliers beyond the oracle's maximizers."""
+        from ..evaluation.lower_bound import certified_lower_bound
+        t0 = time.perf_counter()
+        bound = certified_lower_bound(self.instance, intercept, coef, upper=upper, rows=rows)
+        info = {"seconds": time.perf_counter() - t0, "method_bound": float(method_bound)}
+        capped = float(min(method_bound, upper)) if np.isfinite(upper) else float(method_bound)
+        if method_bound_certified and (bound is None or method_bound > bound.value):
+            return capped, {**info, "source": "barrier"}
+        tight = bound is not None and upper - bound.value <= CERTIFIED_GAP * max(1.0, abs(upper))
+        if bound is None or (not tight and capped > bound.value):
+            reason = ("the Lagrangian bound does not apply to adversarial losses or penalties" if bound is None
+                      else f"the Lagrangian bound reached {bound.value:.10g} only")
+            return capped, {**info, "source": "method", "lagrangian": None if bound is None else bound.value,
+                            "note": f"the method's dual bound, valid only up to its solver's residuals ({reason})"}
+        return float(bound.value), {**info, "source": "lagrangian", "budget_scale": bound.scale,
+                                    "residual": bound.residual, "rows": int(bound.rows.size)}
+
+    def _certified_status(self, result: FitResult, on_inaccurate: str, tol: float = CERTIFIED_GAP) -> FitResult:
+        """The one status rule: ``"optimal"`` only when the certified relative gap
+        ``(upper - lower) / max(1, |upper|)`` is at most ``tol``; otherwise the fit raises
+        :class:`SolverError`, or with ``on_inaccurate="warn"`` is kept as ``"optimal_inaccurate"`` with a
+        warning."""
+        if result.status != "optimal" or result.relative_gap <= tol:
+            return result
+        msg = (f"the {self.method} fit is not certified: lower bound {result.lower_bound:.10g}, upper bound "
+               f"{result.upper_bound:.10g} (relative gap {result.relative_gap:.2e} > {tol:.0e})")
+        if on_inaccurate != "warn":
+            raise SolverError(msg + " (pass on_inaccurate='warn' to accept it)", status="optimal_inaccurate",
+                              solver=result.solver)
+        warnings.warn(msg, RuntimeWarning, stacklevel=4)
+        result.warnings.append(msg)
+        result.status = "optimal_inaccurate"
+        return result
 
     @property
     def compile_time(self) -> float:
@@ -337,8 +388,9 @@ class CompiledProblem:
         loss = self.instance.loss
         if not getattr(loss, "outer_approximation", False) or self.method == "cutting_plane":
             return self._solve_once(solver, solver_options, on_inaccurate, verbose, method_options)
-        for refinement in range(self.MAX_TANGENT_ROUNDS):
-            result = self._solve_once(solver, solver_options, on_inaccurate, verbose, method_options)
+        for refinement in range(self.MAX_TANGENT_ROUNDS):   # the gap is judged below, after the refinement
+            result = self._solve_once(solver, solver_options, on_inaccurate, verbose, method_options,
+                                      certify_status=False)
             if result.relative_gap <= self.TANGENT_GAP:
                 break
             added = loss.refine_rows(self._last_x)
@@ -365,7 +417,7 @@ class CompiledProblem:
 
     def _solve_once(self, solver: str = "auto", solver_options: Optional[Mapping[str, Any]] = None,
               on_inaccurate: str = "raise", verbose: bool = False,
-              method_options: Optional[Mapping[str, Any]] = None) -> FitResult:
+              method_options: Optional[Mapping[str, Any]] = None, certify_status: bool = True) -> FitResult:
         """Solve with a back-end and certify the answer.
 
         ``on_inaccurate="raise"`` (default) raises :class:`~drokit.SolverError` unless the solver reports an
@@ -378,6 +430,13 @@ class CompiledProblem:
         if on_inaccurate not in ON_INACCURATE:
             raise ParameterError(f"on_inaccurate must be one of {ON_INACCURATE}, got {on_inaccurate!r}")
         fallback_note = None
+        if method_options and self.method == "erm" and self.instance.radius == 0:
+            # a path or grid that starts at radius 0 with the options of its method (issue 21): radius 0 is
+            # plain ERM, which has no method options; they are dropped and the reason says so
+            note = f"method_options {sorted(method_options)} not used: radius 0 is solved as ERM"
+            if note not in self.compiled.method_reason:
+                self.compiled.method_reason = f"{self.compiled.method_reason}; {note}"
+            method_options = None
         if self._uses_barrier(solver, solver_options):
             if method_options:
                 raise ParameterError(f"method_options are not used by method {self.method!r}")
@@ -419,7 +478,7 @@ class CompiledProblem:
         result = self._result(sol, notes)
         if fallback_note is not None:
             result.auxiliary["barrier_fallback"] = fallback_note
-        return result
+        return self._certified_status(result, on_inaccurate) if certify_status else result
 
     def _separable_warning(self, objective: float) -> list:
         """Warn (and return the message in a list) when plain logistic regression ends at a mean log-loss
@@ -481,10 +540,11 @@ class CompiledProblem:
             notes.append(msg)
         notes += self._separable_warning(out.objective)
         coef, upper, eval_time = self._certify(out.intercept, out.coef)
+        lower, how = self._certified_lower(out.intercept, coef, upper, out.lower_bound, method_bound_certified=True)
         problem_size = out.size
         result = FitResult(
             objective=out.objective, status=status, solver="barrier", raw_status=out.status,
-            lower_bound=out.lower_bound, upper_bound=upper, intercept=out.intercept, coef=coef,
+            lower_bound=lower, upper_bound=upper, intercept=out.intercept, coef=coef,
             lambda_=out.lam, s=out.s, solve_time=out.solve_time, evaluation_time=eval_time,
             iterations=out.iterations, n_variables=problem_size["variables"],
             n_constraints=problem_size["barrier terms"],
@@ -496,7 +556,8 @@ class CompiledProblem:
                                    "history": out.history}})
         if verified:
             result.auxiliary["verified_inaccurate"] = {"raw_status": out.status, "gap": out.relative_gap}
-        return result
+        result.auxiliary["lower_bound"] = how
+        return self._certified_status(result, on_inaccurate)
 
     def _solve_cutting_plane(self, backend, solver_options, on_inaccurate, verbose, method_options):
         from ..conic.reformulations.cutting_plane import CuttingPlaneOptions, solve_cutting_plane
@@ -511,6 +572,7 @@ class CompiledProblem:
         oracle = make_oracle(self.instance, oracle_name, self.compiled.info["max_configurations"])
         out = solve_cutting_plane(self.instance, oracle, backend, options, solver_options)
         coef, upper, eval_time = self._certify(out.intercept, out.coef)
+        lower, how = self._certified_lower(out.intercept, coef, upper, out.lower_bound, rows=out.working_rows)
         notes = []
         status = "optimal"
         if not out.converged:
@@ -528,26 +590,30 @@ class CompiledProblem:
         self.compiled.program = out.program
         # the rows of the final master (its working set when it was built), not the full enumeration
         self.compiled.n_rows = out.history[-1].working_rows if out.history else self.compiled.n_rows
-        return self._fit_result(
-            out.solution, objective=upper, status=status, lower_bound=out.lower_bound,
+        result = self._fit_result(
+            out.solution, objective=upper, status=status, lower_bound=lower,
             upper_bound=upper, intercept=out.intercept, coef=coef, lambda_=out.lam, s=out.s,
             solve_time=out.phase_one_time + float(sum(r.master_time + r.oracle_time for r in out.history)),
             evaluation_time=eval_time, iterations=int(sum(r.master_iterations for r in out.history)),
             warnings=notes, max_violation=out.max_violation, history=out.history)
+        result.auxiliary["lower_bound"] = {**how, "cutting_plane_bound": float(out.lower_bound)}
+        return self._certified_status(result, on_inaccurate, tol=max(CERTIFIED_GAP, options.gap_tol))
 
     def _result(self, sol, notes) -> FitResult:
         primal = self._primal(sol)
         intercept = float(primal["intercept"][0]) if "intercept" in primal else 0.0
         lam = float(primal["lambda"][0]) if "lambda" in primal else float("nan")
         coef, upper, eval_time = self._certify(intercept, primal["coef"])
+        lower, how = self._certified_lower(intercept, coef, upper, sol.dual_objective)
         result = self._fit_result(
-            sol, objective=sol.primal_objective, status=sol.status, lower_bound=sol.dual_objective,
+            sol, objective=sol.primal_objective, status=sol.status, lower_bound=lower,
             upper_bound=upper, intercept=intercept, coef=coef, lambda_=lam, s=primal["s"],
             solve_time=float(sol.setup_time + sol.solve_time), evaluation_time=eval_time,
             iterations=sol.iterations, warnings=list(notes))
         if sol.status == "optimal" and "certificate" in sol.info:
             # an inaccurate answer accepted by drokit's own check (drokit.solvers.verification)
             result.auxiliary["verified_inaccurate"] = sol.info["certificate"]
+        result.auxiliary["lower_bound"] = {**how, "solver_dual_objective": float(sol.dual_objective)}
         return result
 
     def _primal(self, sol) -> dict:

@@ -101,12 +101,11 @@ def row_keys(rows: ConfigurationRows) -> List[bytes]:
 
 def unique_rows(rows: ConfigurationRows) -> ConfigurationRows:
     """``rows`` without repeats (first occurrences kept, in order)."""
-    seen, keep = set(), []
-    for i, key in enumerate(row_keys(rows)):
-        if key not in seen:
-            seen.add(key)
-            keep.append(i)
-    return take_rows(rows, np.asarray(keep, dtype=int))
+    if rows.size == 0:
+        return rows
+    keys = np.column_stack([rows.sample, rows.flip, rows.Z]).astype(np.int64)
+    _, first = np.unique(keys, axis=0, return_index=True)
+    return take_rows(rows, np.sort(first))
 
 
 class EnumerationOracle(SeparationOracle):
