@@ -475,7 +475,7 @@ class WorstCaseSupport:
     evaluations: int
     notes: List[str] = field(default_factory=list)
     #: every maximizer at ``lam*`` found (the atoms' rows, both bracketing maximizers and, when the rows
-    #: are enumerated, every row within ``gap_tol`` of its sample's maximum): where KKT multipliers live
+    #: are enumerated, every row within ``candidate_rtol`` of its sample's maximum): where KKT multipliers live
     candidates: Optional[ConfigurationRows] = None
 
 

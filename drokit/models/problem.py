@@ -238,6 +238,18 @@ LOWER_BOUND_RTOL = 1e-7
 SEPARABLE_LOG_LOSS = 1e-6
 
 
+def _inaccurate(result: FitResult, msg: str, on_inaccurate: str) -> FitResult:
+    """An answer that is not certified: raise :class:`SolverError` (``on_inaccurate="raise"``), or keep it as
+    ``"optimal_inaccurate"`` with a warning recorded in ``result.warnings``."""
+    if on_inaccurate != "warn":
+        raise SolverError(msg + " (pass on_inaccurate='warn' to accept it)", status="optimal_inaccurate",
+                          solver=result.solver)
+    warnings.warn(msg, RuntimeWarning, stacklevel=4)
+    result.warnings.append(msg)
+    result.status = "optimal_inaccurate"
+    return result
+
+
 class _BarrierNotCertified(Exception):
     """``solver="auto"``: the barrier solver did not certify its answer; the message says why, and the conic
     program is solved instead."""
@@ -308,15 +320,9 @@ class CompiledProblem:
         warning."""
         if result.status != "optimal" or result.relative_gap <= tol:
             return result
-        msg = (f"the {self.method} fit is not certified: lower bound {result.lower_bound:.10g}, upper bound "
-               f"{result.upper_bound:.10g} (relative gap {result.relative_gap:.2e} > {tol:.0e})")
-        if on_inaccurate != "warn":
-            raise SolverError(msg + " (pass on_inaccurate='warn' to accept it)", status="optimal_inaccurate",
-                              solver=result.solver)
-        warnings.warn(msg, RuntimeWarning, stacklevel=4)
-        result.warnings.append(msg)
-        result.status = "optimal_inaccurate"
-        return result
+        return _inaccurate(result, f"the {self.method} fit is not certified: lower bound {result.lower_bound:.10g}, "
+                                   f"upper bound {result.upper_bound:.10g} (relative gap {result.relative_gap:.2e} "
+                                   f"> {tol:.0e})", on_inaccurate)
 
     @property
     def compile_time(self) -> float:
@@ -407,14 +413,9 @@ class CompiledProblem:
         result.auxiliary["tangents"] = int(loss.tangents.size + sum(np.isfinite(p).sum()
                                                                    for p in loss.row_points.values()))
         if result.relative_gap > self.TANGENT_GAP:
-            msg = (f"outer approximation of {loss.name} stopped with relative gap {result.relative_gap:.2e} "
-                   f"after {refinement + 1} solves ({loss.tangents.size} tangents)")
-            if on_inaccurate != "warn":
-                raise SolverError(msg + "; pass on_inaccurate='warn' to accept it", status="optimal_inaccurate",
-                                  solver=result.solver)
-            warnings.warn(msg, RuntimeWarning, stacklevel=2)
-            result.warnings.append(msg)
-            result.status = "optimal_inaccurate"
+            _inaccurate(result, f"outer approximation of {loss.name} stopped with relative gap "
+                                f"{result.relative_gap:.2e} after {refinement + 1} solves ({loss.tangents.size} "
+                                f"tangents)", on_inaccurate)
         # the program's value under-estimates the loss (tangents): report the exact value of the model
         result.objective = result.upper_bound
         return result
