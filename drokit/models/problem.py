@@ -548,7 +548,7 @@ class CompiledProblem:
         lower, how = self._certified_lower(out.intercept, coef, upper, out.lower_bound, method_bound_certified=True)
         problem_size = out.size
         result = FitResult(
-            objective=out.objective, status=status, solver="barrier", raw_status=out.status,
+            objective=upper if np.isfinite(upper) else out.objective, status=status, solver="barrier", raw_status=out.status,
             lower_bound=lower, upper_bound=upper, intercept=out.intercept, coef=coef,
             lambda_=out.lam, s=out.s, solve_time=out.solve_time, evaluation_time=eval_time,
             iterations=out.iterations, n_variables=problem_size["variables"],
@@ -610,8 +610,11 @@ class CompiledProblem:
         lam = float(primal["lambda"][0]) if "lambda" in primal else float("nan")
         coef, upper, eval_time = self._certify(intercept, primal["coef"])
         lower, how = self._certified_lower(intercept, coef, upper, sol.dual_objective)
+        # the objective is the returned model's exact worst-case risk (the solver's primal value can sit
+        # outside [lower, upper] by its tolerance); the solver's value stays in auxiliary
         result = self._fit_result(
-            sol, objective=sol.primal_objective, status=sol.status, lower_bound=lower,
+            sol, objective=upper if np.isfinite(upper) else sol.primal_objective, status=sol.status,
+            lower_bound=lower,
             upper_bound=upper, intercept=intercept, coef=coef, lambda_=lam, s=primal["s"],
             solve_time=float(sol.setup_time + sol.solve_time), evaluation_time=eval_time,
             iterations=sol.iterations, warnings=list(notes))
@@ -619,6 +622,7 @@ class CompiledProblem:
             # an inaccurate answer accepted by drokit's own check (drokit.solvers.verification)
             result.auxiliary["verified_inaccurate"] = sol.info["certificate"]
         result.auxiliary["lower_bound"] = {**how, "solver_dual_objective": float(sol.dual_objective)}
+        result.auxiliary["solver_objective"] = float(sol.primal_objective)
         return result
 
     def _primal(self, sol) -> dict:

@@ -194,7 +194,8 @@ class FitResult:
             f"status      : {self.status}",
             f"objective   : {self.objective:.10g}",
             (f"certificate : lower {self.lower_bound:.10g} <= optimum <= upper {self.upper_bound:.10g}"
-             f"  (gap {self.gap:.2e}, relative {self.relative_gap:.2e})" if self.bound == "exact" else
+             f"  (gap {self.gap:.2e}, relative {self.relative_gap:.2e}; lower bound: "
+             f"{self.auxiliary.get('lower_bound', {}).get('source', 'method')})" if self.bound == "exact" else
              f"bound       : UPPER bound {self.upper_bound:.10g} (static relaxation, not exact); the fitted "
              f"model's worst-case risk is in [{self.lower_bound:.10g}, {self.upper_bound:.10g}]"),
             (f"program     : {self.n_variables} variables, {self.n_constraints} rows ({cones}), "
