@@ -695,6 +695,8 @@ def from_sympy(expr, e=None, *, task: Optional[str] = None, name: Optional[str] 
         equal the derived constant).  Without it such a loss has no certified constant and is refused
         wherever one is needed.
 
+    Notes
+    -----
     A loss that grows faster than linearly (an infinite asymptotic slope, e.g. the squared hinge
     ``Max(0, 1 - e)**2``) is returned with ``lipschitz = inf``: fitting it with numerical features that can
     move (or, in regression, a label that can move) raises :class:`~drokit.ParameterError`, because its
