@@ -55,6 +55,11 @@ from ..oracles.enumeration import ConfigurationRows, concat_rows, enumerate_conf
 #: sample's maximum at the model, wider while the bound is not tight: a model optimal to a solver's tolerance
 #: in a flat direction breaks the optimum's ties by more than its objective error
 CANDIDATE_RTOLS = (1e-6, 1e-4, 1e-2)
+#: the dual program on tied maximizers runs only up to this many candidate rows: at 100,000 rows it took
+#: 55-67 s of a 113-186 s fit (benchmarks/bench_scaling.py, synthetic 10 + 10), and at 10,000 rows 8.8 s of
+#: 15 s while the direct bound was already within 1.4e-7 (5.2 s with the cap); above it the direct bound is
+#: kept (the certificate's status rule asks 1e-6), else the method's bound is reported (source "method")
+KKT_MAX_ROWS = 2_000
 #: largest free-column residual |g_F| (relative to max |m alpha|) accepted after the repair: rounding
 RESIDUAL_RTOL = 1e-12
 #: the multiplier program may move a smooth loss's slope this fraction of its room away from ``L'(u_k)``
@@ -111,6 +116,8 @@ def certified_lower_bound(inst: DROInstance, intercept: float, coef: np.ndarray,
             candidates = unique_rows(concat_rows([candidates, near]))
         elif widen != CANDIDATE_RTOLS[0] and not enumerated:
             break                                  # the oracle returns maximizers only: nothing to widen
+        if candidates.size > KKT_MAX_ROWS:
+            break                                  # too large to be cheap: the caller falls back (source "method")
         point = kkt_multipliers(inst, candidates, intercept, coef)
         if point is not None:
             candidate = lagrangian_bound(inst, candidates, *point)
