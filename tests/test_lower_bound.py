@@ -167,3 +167,33 @@ def test_conjugates_match_a_grid_supremum():
         brute = np.array([np.max(ai * e - loss.value(e)) for ai in a])
         assert np.allclose(conjugate(loss, a), brute, atol=1e-7), name
         assert np.isinf(conjugate(loss, np.array([hi + 0.01, lo - 0.01]))).all(), name
+
+
+def test_conjugate_of_a_sympy_loss_that_overflows_far_out():
+    """``log(1 + exp(-e))`` written in sympy is ``inf`` at ``e = -1000`` and its derivative ``nan``: the
+    bisection's bracket of +-1e8 gave ``L*(-0.5) = -inf``, so every Lagrangian bound of such a loss was
+    ``+inf`` and fits were reported with ``lower_bound = inf`` (issue 19).  The conjugate must match the
+    closed form ``(-a) log(-a) + (1 + a) log(1 + a)`` on the slope domain."""
+    sympy = pytest.importorskip("sympy")
+    e = sympy.Symbol("e")
+    softplus = dk.losses.from_sympy(sympy.log(1 + sympy.exp(-e)), e)
+    a = np.array([-1.0, -1 + 1e-9, -0.75, -0.5, -0.1, -1e-9, 0.0])
+    b = -a
+    closed = np.where(b > 0, b * np.log(np.where(b > 0, b, 1)), 0) \
+        + np.where(1 - b > 0, (1 - b) * np.log(np.where(1 - b > 0, 1 - b, 1)), 0)
+    np.testing.assert_allclose(conjugate(softplus, a), closed, atol=1e-9)
+
+
+def test_a_sympy_loss_fit_reports_a_finite_lower_bound_below_its_upper_bound():
+    """The same loss through the cutting plane: the certificate is finite, ``lower <= upper``, and the fit
+    equals the built-in logistic loss (it once stopped early on the bogus ``+inf`` bound, 3e-6 above)."""
+    sympy = pytest.importorskip("sympy")
+    from tests.factories import two_plus_two_frame
+    e = sympy.Symbol("e")
+    softplus = dk.losses.from_sympy(sympy.log(1 + sympy.exp(-e)), e)
+    X, y = two_plus_two_frame(40, 3)
+    kw = dict(ambiguity=dk.Wasserstein(radius=0.1), method="cutting_plane")
+    ours = dk.DROClassifier(loss=softplus, **kw).fit(X, y).result_
+    ref = dk.DROClassifier(loss="logistic", **kw).fit(X, y).result_
+    assert np.isfinite(ours.lower_bound) and ours.lower_bound <= ours.upper_bound
+    assert ours.objective == pytest.approx(ref.objective, rel=1e-7)

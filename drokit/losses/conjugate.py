@@ -16,7 +16,11 @@ Sources of ``L*``, in order:
   exact;
 * any other convex loss with :meth:`Loss.value` and :meth:`Loss.derivative`: ``e(a)`` with ``L'(e) = a`` by
   bisection (``L'`` is non-decreasing), then ``a e - L(e)``, which is below ``L*(a)`` by a second-order
-  term of the bisection's error (machine precision after 200 halvings).
+  term of the bisection's error (machine precision after 200 halvings).  The bracket grows from
+  ``[-1, 1]`` by doubling only while ``L'`` and ``L`` stay finite (a loss written in sympy overflows:
+  ``log(1 + exp(-e))`` is ``inf`` at ``e = -1000`` and its derivative ``nan``; a bracket of ``+-1e8`` gave
+  ``L*(-0.5) = -inf`` and a "lower bound" of ``+inf``); a value that is still not finite is ``+inf``, which
+  only weakens the bound.
 """
 
 from __future__ import annotations
@@ -39,7 +43,8 @@ def slope_domain(loss) -> Tuple[float, float]:
     elif loss.pieces is not None:
         return float(np.min(loss.pieces[0])), float(np.max(loss.pieces[0]))
     if np.isnan(lo) or np.isnan(hi):           # not known: read off L' far out, within +-lip(L)
-        far_lo, far_hi = (float(v) for v in loss.derivative(np.array([-_FAR, _FAR])))
+        far_lo, far_hi = (float(v) for v in loss.derivative(np.array([_finite_reach(loss, -1.0),
+                                                                       _finite_reach(loss, 1.0)])))
         lo, hi = (far_lo if np.isnan(lo) else lo), (far_hi if np.isnan(hi) else hi)
     lip = float(getattr(loss, "lipschitz", np.inf))
     return max(lo, -lip), min(hi, lip)
@@ -59,7 +64,9 @@ def conjugate(loss, a: np.ndarray) -> np.ndarray:
         out = np.max(np.multiply.outer(a, kinks) - loss.value(kinks), axis=-1)
     else:
         e = _inverse_derivative(loss, np.clip(a, lo, hi))
-        out = a * e - loss.value(e)
+        with np.errstate(all="ignore"):
+            out = a * e - loss.value(e)
+        out = np.where(np.isfinite(out), out, np.inf)    # never below L*: an unknown value only weakens the bound
     return np.where(inside, out, np.inf)
 
 
@@ -77,13 +84,29 @@ def _kinks(slopes: np.ndarray, intercepts: np.ndarray) -> np.ndarray:
     return np.unique(e[on]) if np.any(on) else e
 
 
+def _finite_reach(loss, sign: float) -> float:
+    """The farthest ``e = sign 2^k`` (``2^k <= _FAR``) from 0 out to which ``L`` and ``L'`` are finite."""
+    reach = 0.0
+    e = 1.0
+    while e <= _FAR:
+        point = np.array([sign * e])
+        with np.errstate(all="ignore"):
+            ok = np.all(np.isfinite(loss.value(point))) and np.all(np.isfinite(loss.derivative(point)))
+        if not ok:
+            break
+        reach, e = e, 2.0 * e
+    return sign * reach
+
+
 def _inverse_derivative(loss, a: np.ndarray) -> np.ndarray:
-    """``e`` with ``L'(e) ~ a`` by vectorized bisection on ``[-_FAR, _FAR]`` (``L'`` non-decreasing)."""
-    lo = np.full(a.shape, -_FAR)
-    hi = np.full(a.shape, _FAR)
+    """``e`` with ``L'(e) ~ a`` by vectorized bisection (``L'`` non-decreasing) on the bracket where ``L`` and
+    ``L'`` are finite (:func:`_finite_reach`)."""
+    lo = np.full(a.shape, _finite_reach(loss, -1.0))
+    hi = np.full(a.shape, _finite_reach(loss, 1.0))
     for _ in range(_BISECTIONS):
         mid = 0.5 * (lo + hi)
-        below = loss.derivative(mid) < a
+        with np.errstate(all="ignore"):
+            below = loss.derivative(mid) < a
         lo = np.where(below, mid, lo)
         hi = np.where(below, hi, mid)
         if np.all(hi - lo <= 1e-15 * np.maximum(1.0, np.abs(mid))):

@@ -232,6 +232,9 @@ CERTIFIED_GAP = 1e-6
 #: bound: a tenth of CERTIFIED_GAP (each further search is a small conic solve; sun2025's hayes-roth run
 #: took 13 s instead of 6 s when it aimed at 1e-9)
 LOWER_BOUND_RTOL = 1e-7
+#: a Lagrangian bound above the exact upper bound by at most this (relative to ``max(1, |upper|)``) is
+#: floating-point rounding and is capped at the upper bound; by more, it is discarded as wrong
+BOUND_ROUNDING = 1e-9
 #: plain logistic regression (radius 0) ending at or below this mean log-loss has separable data: every
 #: margin is then above ~13.8, and only the solver's tolerance stopped the coefficients from growing
 #: (nursery's binary task: objective 6e-8, coefficients ~49)
@@ -283,7 +286,7 @@ class CompiledProblem:
         return coef, upper, time.perf_counter() - t0
 
     def _certified_lower(self, intercept: float, coef: np.ndarray, upper: float, method_bound: float,
-                         method_bound_certified: bool = False, rows=None) -> Tuple[float, dict]:
+                         method_bound_certified: bool = False, rows=None, dual=None) -> Tuple[float, dict]:
         """The reported lower bound and how it was obtained (``auxiliary["lower_bound"]["source"]``):
 
         * ``"lagrangian"``: the bound of :func:`drokit.evaluation.lower_bound.certified_lower_bound`, an explicit
@@ -296,17 +299,36 @@ class CompiledProblem:
           ``upper`` so that ``lower <= upper`` always.
 
         ``rows``: the method's working set (the cutting plane's last master), where the Lagrangian bound
-        looks for multipliers beyond the oracle's maximizers."""
+        looks for multipliers beyond the oracle's maximizers.  ``dual``: a method's own repaired dual point
+        (a :class:`~drokit.evaluation.lower_bound.LowerBound`, e.g. phase 1's smoothed dual point), already
+        evaluated exactly; when it is within ``LOWER_BOUND_RTOL`` of ``upper`` it is the bound, with no
+        further work."""
         from ..evaluation.lower_bound import certified_lower_bound
         t0 = time.perf_counter()
-        bound = certified_lower_bound(self.instance, intercept, coef, upper=upper, rows=rows, tol=LOWER_BOUND_RTOL)
+        if dual is not None and upper - dual.value <= LOWER_BOUND_RTOL * max(1.0, abs(upper)):
+            bound = dual
+        else:
+            bound = certified_lower_bound(self.instance, intercept, coef, upper=upper, rows=rows,
+                                          tol=LOWER_BOUND_RTOL)
+            if dual is not None and (bound is None or dual.value > bound.value):
+                bound = dual
         info = {"seconds": time.perf_counter() - t0, "method_bound": float(method_bound)}
+        rounding = BOUND_ROUNDING * max(1.0, abs(upper)) if np.isfinite(upper) else 0.0
+        if bound is not None and np.isfinite(upper) and not bound.value <= upper + rounding:
+            # no lower bound can exceed the exact value of a feasible model: the dual point was evaluated wrongly
+            # (a conjugate that overflowed gave +inf once, issue 19); never reported
+            info["discarded_lagrangian"] = float(bound.value)
+            bound = None
+        elif bound is not None and bound.value > upper:
+            bound = dataclasses.replace(bound, value=float(upper))     # rounding (an optimum of 0: 8e-12 above it)
         capped = float(min(method_bound, upper)) if np.isfinite(upper) else float(method_bound)
         if method_bound_certified and (bound is None or method_bound > bound.value):
             return capped, {**info, "source": "barrier"}
         tight = bound is not None and upper - bound.value <= CERTIFIED_GAP * max(1.0, abs(upper))
         if bound is None or (not tight and capped > bound.value):
-            reason = ("the Lagrangian bound does not apply to adversarial losses or penalties" if bound is None
+            reason = (f"the Lagrangian bound {info['discarded_lagrangian']:.10g} exceeded the exact upper bound and "
+                      f"was discarded" if "discarded_lagrangian" in info
+                      else "the Lagrangian bound does not apply to adversarial losses or penalties" if bound is None
                       else f"the Lagrangian bound reached {bound.value:.10g} only")
             return capped, {**info, "source": "method", "lagrangian": None if bound is None else bound.value,
                             "note": f"the method's dual bound, valid only up to its solver's residuals ({reason})"}
@@ -577,7 +599,12 @@ class CompiledProblem:
         oracle = make_oracle(self.instance, oracle_name, self.compiled.info["max_configurations"])
         out = solve_cutting_plane(self.instance, oracle, backend, options, solver_options)
         coef, upper, eval_time = self._certify(out.intercept, out.coef)
-        lower, how = self._certified_lower(out.intercept, coef, upper, out.lower_bound, rows=out.working_rows)
+        lower, how = self._certified_lower(out.intercept, coef, upper, out.lower_bound, rows=out.working_rows,
+                                           dual=out.dual)
+        if out.solution is None:         # phase 1 certified the fit: no conic master was solved
+            result = self._phase_one_result(out, coef, upper, lower, eval_time)
+            result.auxiliary["lower_bound"] = {**how, "cutting_plane_bound": float(out.lower_bound)}
+            return self._certified_status(result, on_inaccurate, tol=max(CERTIFIED_GAP, options.gap_tol))
         notes = []
         status = "optimal"
         if not out.converged:
@@ -603,6 +630,39 @@ class CompiledProblem:
             warnings=notes, max_violation=out.max_violation, history=out.history)
         result.auxiliary["lower_bound"] = {**how, "cutting_plane_bound": float(out.lower_bound)}
         return self._certified_status(result, on_inaccurate, tol=max(CERTIFIED_GAP, options.gap_tol))
+
+    def _phase_one_result(self, out, coef: np.ndarray, upper: float, lower: float, eval_time: float) -> FitResult:
+        """The :class:`FitResult` of a cutting-plane fit certified by drokit's own solvers alone -- phase 1's
+        smoothed Newton search and its dual point (:mod:`drokit.conic.reformulations.phase_one`), then the
+        structured barrier master (:mod:`drokit.conic.reformulations.barrier_master`): no conic program was
+        solved.  ``n_variables`` / ``n_constraints`` are those of the last of them (``theta`` and one epigraph per
+        sample; one barrier or softmax term per working row).  Its program (:meth:`FitResult.conic_program`) is
+        the conic master over the final working set, built only when asked for."""
+        from ..conic.reformulations.dual import build_dual_program
+        first, structured, inst = out.phase_one, out.structured, self.instance
+        rows = out.working_rows
+        self.compiled.program = lambda: build_dual_program(inst, rows)
+        self.compiled.n_rows = int(rows.size)
+        primal = {"coef": coef.copy(), "lambda": np.array([out.lam]), "s": np.asarray(out.s, dtype=float).copy()}
+        if inst.fit_intercept:
+            primal["intercept"] = np.array([out.intercept])
+        steps = int(first.newton_steps) + (structured.newton_steps if structured is not None else 0)
+        terms = structured.rows.size if structured is not None else first.working_rows
+        auxiliary = {"phase_one": {"rounds": first.rounds, "newton_steps": first.newton_steps,
+                                   "oracle_calls": first.oracle_calls, "working_rows": first.working_rows,
+                                   "bound_seconds": first.bound_seconds, "seconds": first.seconds}}
+        if structured is not None:
+            auxiliary["barrier_master"] = {"centerings": structured.centerings, "newton_steps": structured.newton_steps,
+                                           "oracle_calls": structured.oracle_calls,
+                                           "working_rows": int(structured.rows.size),
+                                           "seconds": structured.seconds, "history": structured.history}
+        return FitResult(
+            objective=upper, status="optimal", solver="phase_one" if structured is None else "barrier_master",
+            raw_status="certified", lower_bound=lower,
+            upper_bound=upper, intercept=out.intercept, coef=coef, lambda_=out.lam, s=np.asarray(out.s, dtype=float),
+            solve_time=out.phase_one_time, evaluation_time=eval_time, iterations=steps,
+            n_variables=int(coef.size + 1 + int(inst.fit_intercept) + inst.n_samples), n_constraints=int(terms),
+            cones={}, primal=primal, max_violation=0.0, history=[], **self._problem_fields(), auxiliary=auxiliary)
 
     def _result(self, sol, notes) -> FitResult:
         primal = self._primal(sol)

@@ -32,11 +32,14 @@ class ProgramRecipe:
         inst = compiled.instance
         if getattr(inst.loss, "outer_approximation", False):
             inst = replace(inst, loss=_tangent_snapshot(inst.loss))
-        master = compiled.program if compiled.method == "cutting_plane" else None
+        # the final master, or the function that builds it (a fit certified by phase 1 solved no master)
+        master = compiled.compiled._program if compiled.method == "cutting_plane" else None
         return cls(inst, compiled.method, int(compiled.max_configurations), master)
 
     def build(self):
         """The :class:`~drokit.conic.program.ConicProgram` (see the class docstring)."""
+        if callable(self.master):
+            self.master = self.master()
         if self.master is not None:
             return self.master
         from ..conic.reformulations import compile_instance

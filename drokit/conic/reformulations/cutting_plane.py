@@ -49,6 +49,7 @@ re-solved with the back-end's retry ladder, which every later master then gets.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import time
 from dataclasses import dataclass, field
@@ -62,6 +63,7 @@ from ...oracles.enumeration import (ConfigurationRows, concat_rows, enumerate_co
                                     unique_rows)
 from ...solvers.base import solve_with_retries
 from ..program import ConicProgram
+from .barrier_master import barrier_master
 from .budget_cuts import BudgetCuts, budget_cuts_apply, budget_cuts_from_rows, unique_budget_cuts, weight_classes
 from .dual import build_dual_program
 from .phase_one import phase_one
@@ -101,6 +103,10 @@ class CuttingPlaneOptions:
     #: weight, e.g. unit weights, or with at least ``WIDE_BUDGET_FEATURES`` of them; configuration rows
     #: otherwise)
     cut_family: str = "auto"
+    #: certify without a conic master when drokit's own solvers can: phase 1's smoothed dual point, then (after
+    #: a converged phase 1) the structured barrier solver of the restricted master (:mod:`.barrier_master`);
+    #: the conic masters follow when their certificate does not close.  False: phase 1 only seeds the masters
+    structured_master: bool = True
     verbose: bool = False
 
     def validate(self) -> None:
@@ -144,8 +150,8 @@ class RoundRecord:
 
 @dataclass
 class CuttingPlaneOutcome:
-    program: ConicProgram                 # final master
-    solution: Any                         # its SolverSolution
+    program: Optional[ConicProgram]       # final master (None when phase 1 certified the fit)
+    solution: Any                         # its SolverSolution (None when phase 1 certified the fit)
     intercept: float
     coef: np.ndarray
     lam: float
@@ -157,6 +163,10 @@ class CuttingPlaneOutcome:
     history: List[RoundRecord] = field(default_factory=list)
     working_rows: Optional[ConfigurationRows] = None
     phase_one_time: float = 0.0           # seconds spent in phase 1 (before the first master)
+    #: phase 1's best smoothed dual point (a :class:`~drokit.evaluation.lower_bound.LowerBound`), if any
+    dual: Any = None
+    phase_one: Any = None                 # the :class:`~.phase_one.PhaseOneResult`, when it certified the fit
+    structured: Any = None                # the :class:`~.barrier_master.BarrierMasterResult`, when it did
 
 
 def _read(program: ConicProgram, x: np.ndarray):
@@ -201,8 +211,43 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
             and np.isfinite(float(inst.loss.lipschitz)):
         # phase 1's Newton model has no attack-shift term and assumes uniform sample weights (and starts from
         # lambda = 2 lip(L))
-        first = phase_one(inst, oracle, log=log if options.verbose else None)
+        first = phase_one(inst, oracle, certify_tol=options.gap_tol if options.structured_master else None,
+                          log=log if options.verbose else None)
         phase_one_time = first.seconds
+    if first is not None and first.certified:
+        # the smoothed dual point proves the phase-1 point optimal: no conic master at all
+        log(f"phase 1: certified, upper bound {first.upper_bound:.9f}, lower bound {first.lower_bound:.9f} after "
+            f"{first.rounds} rounds, {first.newton_steps} Newton steps, {first.oracle_calls} oracle calls, "
+            f"{first.seconds:.2f} s; no master needed")
+        return CuttingPlaneOutcome(program=None, solution=None, intercept=first.intercept, coef=first.coef,
+                                   lam=first.lam, s=first.s, lower_bound=first.lower_bound,
+                                   upper_bound=first.upper_bound, max_violation=0.0, converged=True,
+                                   working_rows=first.bundle, phase_one_time=phase_one_time, dual=first.dual,
+                                   phase_one=first)
+    if first is not None and first.converged and options.structured_master:
+        # drokit's own barrier solver on the restricted master, from phase 1's point and near-active rows
+        rows0 = unique_rows(concat_rows([work, first.bundle]))
+        structured = barrier_master(inst, oracle, rows0, first.intercept, first.coef, first.lam,
+                                    upper=first.upper_bound, mu=first.tau / inst.n_samples, tol=options.gap_tol / 10,
+                                    log=log if options.verbose else None)
+        phase_one_time += structured.seconds
+        if structured.certified:
+            log(f"barrier master: certified, upper bound {structured.upper_bound:.9f}, lower bound "
+                f"{structured.lower_bound:.9f} after {structured.centerings} centerings, {structured.newton_steps} "
+                f"Newton steps, {structured.oracle_calls} oracle calls, {structured.seconds:.2f} s; no conic master")
+            return CuttingPlaneOutcome(program=None, solution=None, intercept=structured.intercept,
+                                       coef=structured.coef, lam=structured.lam, s=structured.s,
+                                       lower_bound=structured.lower_bound, upper_bound=structured.upper_bound,
+                                       max_violation=0.0, converged=True, working_rows=structured.rows,
+                                       phase_one_time=phase_one_time, dual=structured.dual, phase_one=first,
+                                       structured=structured)
+        log(f"barrier master: not certified (upper {structured.upper_bound:.9f}, lower "
+            f"{structured.lower_bound:.9f}) after {structured.seconds:.2f} s; conic masters follow")
+        if structured.upper_bound < first.upper_bound:
+            first = dataclasses.replace(first, intercept=structured.intercept, coef=structured.coef,
+                                        lam=structured.lam, s=structured.s, upper_bound=structured.upper_bound)
+        if structured.lower_bound > first.lower_bound:
+            first = dataclasses.replace(first, lower_bound=structured.lower_bound, dual=structured.dual)
     if first is not None:
         upper = first.upper_bound
         best = (first.intercept, first.coef, first.lam, first.s)
@@ -371,7 +416,8 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
     return CuttingPlaneOutcome(program=last_program, solution=last_solution, intercept=intercept,
                                coef=coef, lam=lam, s=s, lower_bound=lower, upper_bound=upper,
                                max_violation=max_violation, converged=converged, history=history,
-                               working_rows=work, phase_one_time=phase_one_time)
+                               working_rows=work, phase_one_time=phase_one_time,
+                               dual=first.dual if first is not None else None)
 
 
 #: ``cut_family="auto"`` with several weight classes (calibrated weights) takes budget cuts from this many
@@ -380,6 +426,8 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
 #: certified); on narrow data the class counts hardly aggregate and the masters grow (nursery, 8 features,
 #: 1 decimal: 75,000-row masters ending AlmostSolved, minutes instead of 15 s; spect, 22: 0.63 s vs 0.49 s)
 WIDE_BUDGET_FEATURES = 30
+#: phase 1's last temperature (relative) when the structured barrier master follows it
+PHASE_ONE_TAU_MIN = 1e-2
 #: a box coordinate within this relative distance of its bound counts as active
 ACTIVE_RTOL = 1e-3
 #: a trust-region master's lower bound is certified when its solution is within this fraction of the

@@ -1,0 +1,316 @@
+"""A structured barrier solver for the cutting plane's restricted master, driven by the oracle.
+
+The restricted master over a working set ``W`` of configuration rows (belbasi2023 (3), sun2025 (3); the
+terms ``v_r`` of :mod:`.row_terms`) is
+
+    minimize   eps lambda + sum_n p_n s_n
+    subject to s_n >= v_r(theta)       for every term r of sample n,
+               lip ||Gamma^{-1} beta_x||_* <= lambda,   lambda >= lam0,
+
+with ``theta = (beta_0, beta, lambda)`` a few dozen numbers and one epigraph variable ``s_n`` per sample.  A
+generic conic solver spends each iteration on a KKT system of the size of ``W`` (and, for the logistic loss,
+two exponential cones per row).  Here the problem is solved in its own variables by a primal barrier method
+(Boyd & Vandenberghe, *Convex Optimization*, §11.3), minimizing
+
+    f_mu(theta, s) = eps lambda + sum_n p_n s_n - mu sum_r log(s_n - v_r(theta)) + B_mu(theta)
+
+(``B_mu`` the cone barrier, :class:`.row_terms.ConeBarrier`) for ``mu`` shrinking tenfold.  Every ``s_n``
+couples with ``theta`` only, so it is eliminated from each Newton system by a Schur complement: with slacks
+``d_r = s_n - v_r``, weights ``w_r = 1 / d_r`` and ``G_n`` the ``w^2``-weighted mean of the term gradients
+``J_r = grad v_r`` over sample ``n``, the reduced Hessian is
+
+    S = mu sum_n sum_{r of n} w_r^2 (J_r - G_n)(J_r - G_n)'  +  mu sum_r w_r L''(u_r) a_r a_r'  +  hess B_mu,
+
+a ``(d + 2)``-square matrix from two weighted Gram products (a sample with one term contributes only its
+loss curvature), the reduced gradient ``g_theta + sum_n G_n g_{s,n}``, and ``ds_n = -g_{s,n} / H_{ss,n} + G_n . dtheta``.
+A Newton step costs ``O(|W| d^2)``, like plain logistic regression's.
+
+Rows: after each centering the oracle gives the exact objective at ``theta`` (an upper bound) and every
+sample's maximizing row; rows not in ``W`` join it (their samples' ``s_n`` raised to keep the slacks
+positive), so ``W`` grows only where the optimum needs it.
+
+Certificate: on the central path the multipliers ``mu w_r`` of the epigraph constraints sum to ``p_n`` per
+sample (stationarity in ``s_n``) and make ``theta`` stationary, so the masses ``m_r = mu w_r`` with slopes
+``L'(u_r)`` (:meth:`.row_terms.RowTerms.row_dual`) are a near-optimal dual point of the *full* problem (any
+masses on any rows are).  :func:`drokit.evaluation.lower_bound.lagrangian_bound` repairs it exactly and
+evaluates it with the loss's exact conjugate; the method stops when that bound and the oracle's upper bound
+agree to ``tol`` (relative to ``max(1, |upper|)``).  Neither bound depends on the Newton iterations being
+accurate.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Dict, List, Optional
+
+import numpy as np
+import scipy.sparse as sp
+
+from ...models.instance import DROInstance
+from ...oracles.enumeration import ConfigurationRows, concat_rows, take_rows
+from .row_terms import ConeBarrier, RowTerms
+
+#: factor by which ``mu`` shrinks after each centering
+MU_FACTOR = 10.0
+#: centering stops when half the squared Newton decrement is below this times ``mu`` times the number of
+#: samples (the central path's duality gap is ``mu`` times the number of terms)
+CENTERING_RTOL = 1e-6
+#: Newton steps over all centerings before giving up
+MAX_STEPS = 300
+#: Newton steps of one centering before giving up (5-25 measured when the working set holds the optimum's rows)
+CENTERING_MAX_STEPS = 40
+#: proximal weight ``PROX mu N`` on ``||theta - best||^2`` (a proximal bundle step, as phase 1's ``prox tau``):
+#: without it a working set that misses rows lets the master wander (N = 1,000: 40-step centerings, Newton
+#: directions of norm 5); it vanishes with ``mu`` and the certificate does not depend on it
+PROX = 1.0
+#: the method gives up when the oracle finds new rows for more than this fraction of the samples at once
+MAX_NEW_FRACTION = 0.1
+#: smallest ``mu`` (relative to ``max(1, |F|)``) tried before giving up
+MU_MIN = 1e-14
+#: terms with a weight ``mu w_r`` below this times ``p_n`` are left out of the loss-curvature Gram product
+CURVATURE_DROP = 1e-12
+
+
+@dataclass
+class BarrierMasterResult:
+    """The point, its exact worst-case value ``upper_bound`` (the oracle's), the certified ``lower_bound`` with
+    the :class:`~drokit.evaluation.lower_bound.LowerBound` dual point proving it, and the work done."""
+
+    intercept: float
+    coef: np.ndarray
+    lam: float
+    s: np.ndarray                  # per-sample maxima max_k (l_k - lam c_k) at the point (the oracle's)
+    upper_bound: float
+    lower_bound: float
+    dual: Optional[object]
+    certified: bool                # upper - lower <= tol max(1, |upper|)
+    rows: ConfigurationRows        # the final working set
+    newton_steps: int
+    centerings: int
+    oracle_calls: int
+    seconds: float
+    history: List[Dict[str, float]] = field(default_factory=list)
+
+
+class _EpigraphBarrier(RowTerms):
+    """``f_mu`` over a working set: value, and the Newton direction by the Schur complement (module
+    docstring)."""
+
+    def __init__(self, inst: DROInstance, rows: ConfigurationRows, free: np.ndarray, barrier: ConeBarrier):
+        super().__init__(inst, rows)
+        if self.starts.size != inst.n_samples:
+            raise ValueError("the barrier master's working set needs a row of every sample (the nominal rows)")
+        self.free, self.barrier = free, barrier
+        self.p = inst.p                                         # segments are the samples, in order
+        self.center, self.prox = None, 0.0                      # proximal term prox/2 ||theta - center||^2
+
+    def _prox(self, theta: np.ndarray) -> float:
+        if not self.prox:
+            return 0.0
+        d = theta - self.center
+        return 0.5 * self.prox * float(d @ d)
+
+    def slacks(self, theta: np.ndarray, s: np.ndarray):
+        u, ell, slope, curv = self.terms(theta)
+        return s[self.segment] - (ell - theta[-1] * self.cost), slope, curv
+
+    def value(self, theta: np.ndarray, s: np.ndarray, mu: float) -> float:
+        if not self.barrier.feasible(theta):
+            return np.inf
+        slack, _, _ = self.slacks(theta, s)
+        if not np.all(slack > 0):
+            return np.inf
+        bv, _, _ = self.barrier(theta, mu)
+        return float(theta[-1] * self.inst.radius + self.p @ s - mu * np.sum(np.log(slack)) + bv) + self._prox(theta)
+
+    def direction(self, theta: np.ndarray, s: np.ndarray, mu: float):
+        """``(dtheta, ds, decrement^2, weights w_r, slopes)`` of the Newton step at a strictly feasible point."""
+        D = theta.size
+        slack, slope, curv = self.slacks(theta, s)
+        w = 1.0 / slack
+        w2 = w * w
+        ss = slope * self.sigma
+        # gradients
+        mw = mu * w
+        g_s = self.p - np.add.reduceat(mw, self.starts)
+        g_t = np.empty(D)
+        g_t[:-1] = self.matvec_T(mw * ss)
+        g_t[-1] = self.inst.radius - float(mw @ self.cost)
+        bv, bg, bh = self.barrier(theta, mu)
+        g_t += bg
+        if self.prox:
+            g_t += self.prox * (theta - self.center)
+            bh = bh + self.prox * np.eye(D)
+        h_ss = mu * np.add.reduceat(w2, self.starts)
+        # G_n: w^2-weighted means of J_r = [ss_r a_r, -c_r] per sample
+        counts = np.diff(np.r_[self.starts, self.n_terms])
+        multi_seg = counts >= 2
+        G = np.zeros((self.starts.size, D))
+        single = np.flatnonzero(~multi_seg)
+        if single.size:                                   # one term: G_n = J_r
+            idx = self.starts[single]
+            G[single, :-1] = ss[idx, None] * self.design(idx)
+            G[single, -1] = -self.cost[idx]
+        S = bh.copy()
+        multi = np.flatnonzero(multi_seg[self.segment])
+        if multi.size:
+            J = np.empty((multi.size, D))
+            J[:, :-1] = ss[multi, None] * self.design(multi)
+            J[:, -1] = -self.cost[multi]
+            seg = self.segment[multi]
+            _, owner = np.unique(seg, return_inverse=True)
+            W2 = sp.csr_matrix((w2[multi], (owner, np.arange(multi.size))), shape=(int(owner.max()) + 1, multi.size))
+            totals = np.asarray(W2.sum(axis=1)).ravel()
+            Gm = (W2 @ J) / totals[:, None]
+            G[np.unique(seg)] = Gm
+            Jc = J - Gm[owner]
+            S += mu * (Jc.T @ (w2[multi, None] * Jc))
+        if curv is not None:
+            weight = mw * curv
+            bent = np.flatnonzero(weight > CURVATURE_DROP * self.p[self.segment])
+            if bent.size:
+                A = self.design(bent)
+                S[:-1, :-1] += A.T @ (weight[bent, None] * A)
+        g_red = g_t + G.T @ g_s
+        free = self.free
+        Sf = S[np.ix_(free, free)]
+        diag = np.sqrt(np.maximum(np.diag(Sf), 1e-300))
+        try:
+            step = np.linalg.solve(Sf / np.outer(diag, diag) + 1e-13 * np.eye(free.size), -g_red[free] / diag) / diag
+        except np.linalg.LinAlgError:
+            step = -g_red[free] / diag ** 2
+        dtheta = np.zeros(D)
+        dtheta[free] = step
+        ds = -g_s / h_ss + G @ dtheta
+        decrement2 = -(float(g_t @ dtheta) + float(g_s @ ds))
+        return dtheta, ds, decrement2, w, slope
+
+
+def _center(master: _EpigraphBarrier, theta: np.ndarray, s: np.ndarray, mu: float, budget: int):
+    """Damped Newton steps on ``f_mu`` (backtracking line search: feasibility, then Armijo with 1/4) until half
+    the squared decrement is below ``CENTERING_RTOL mu N``; returns ``(theta, s, steps, w, slopes)``."""
+    n = master.inst.n_samples
+    value = master.value(theta, s, mu)
+    steps = 0
+    while True:
+        dtheta, ds, dec2, w, slope = master.direction(theta, s, mu)
+        if dec2 / 2 <= CENTERING_RTOL * mu * n or steps >= budget or not np.isfinite(dec2):
+            return theta, s, steps, w, slope
+        t = 1.0
+        while t > 1e-12:
+            trial = master.value(theta + t * dtheta, s + t * ds, mu)
+            if trial <= value - 0.25 * t * dec2:
+                break
+            t *= 0.5
+        if t <= 1e-12:
+            return theta, s, steps, w, slope
+        theta, s, value = theta + t * dtheta, s + t * ds, trial
+        steps += 1
+
+
+def barrier_master(inst: DROInstance, oracle, rows: ConfigurationRows, intercept: float, coef: np.ndarray,
+                   lam: float, *, upper: float, mu: float, tol: float = 1e-6, max_steps: int = MAX_STEPS,
+                   log: Optional[Callable[[str], None]] = None) -> BarrierMasterResult:
+    """Solve the restricted master from the point ``(intercept, coef, lam)`` (exact value ``upper``) with the
+    rows ``rows``, adding the oracle's maximizers, until the certificate's gap is at most ``tol`` (module
+    docstring).  ``mu``: the first barrier weight; from phase 1 at temperature ``tau``, ``tau / N`` (a
+    softmax weight ``p_r`` and a barrier multiplier ``mu / d_r`` are then of one scale).
+
+    It gives up (``certified=False``, the best point and bound so far) when a centering needs more than
+    ``CENTERING_MAX_STEPS`` Newton steps or the oracle finds new rows for more than ``MAX_NEW_FRACTION`` of
+    the samples at once: the working set was far from the optimum's, which the conic masters' trust region
+    handles better (census-like data: 48 then 252 steps, 32,561 new rows)."""
+    from ...evaluation.lower_bound import lagrangian_bound
+    from ...evaluation.worst_case import lambda_floor
+    t0 = time.perf_counter()
+    N = inst.n_samples
+    zeros = np.zeros(N)
+    offset = 1 if inst.fit_intercept else 0
+    dim = offset + inst.schema.n_encoded + 1
+    gamma = inst.metric.gamma
+    numerical = np.arange(inst.n_numerical)
+    fixed = offset + numerical[gamma == 0]
+    limited = numerical[np.isfinite(gamma) & (gamma > 0)]
+    cone = ConeBarrier(inst, offset + limited, float(inst.loss.lipschitz) / gamma[limited], dim)
+    free = np.setdiff1d(np.arange(dim), fixed)
+    theta = np.empty(dim)
+    if inst.fit_intercept:
+        theta[0] = intercept
+    theta[offset:-1] = coef
+    theta[fixed] = 0.0
+    floor = max(lambda_floor(inst, theta[offset:-1]), cone.lam0)
+    theta[-1] = max(lam, floor) + 1e-7 * max(1.0, lam) + 1e-12   # strictly inside the cone
+    scale = max(1.0, abs(upper))
+    master = _EpigraphBarrier(inst, rows, free, cone)
+    slack0 = mu * N
+    s = _lifted(master, theta, np.full(N, -np.inf), slack0)
+    best = (float(theta[0]) if inst.fit_intercept else 0.0, theta[offset:-1].copy(), float(theta[-1]))
+    best_s = None
+    lower, dual = -np.inf, None
+    steps = centerings = calls = 0
+    history: List[Dict[str, float]] = []
+    certified = False
+    while steps < max_steps and mu >= MU_MIN * scale / max(1, N):
+        master.center = np.r_[best[0], best[1], best[2]] if inst.fit_intercept else np.r_[best[1], best[2]]
+        master.prox = PROX * mu * N
+        theta, s, k, w, slope = _center(master, theta, s, mu, min(max_steps - steps, CENTERING_MAX_STEPS))
+        steps += k
+        centerings += 1
+        if k >= CENTERING_MAX_STEPS:
+            if log is not None:
+                log(f"barrier master: centering at mu {mu:.1e} took {k} Newton steps; giving up")
+            break
+        # the dual point: term weights mu w_r / p_n (sum to ~1 per sample on the central path)
+        weight = mu * w / master.p[master.segment]
+        bound = lagrangian_bound(inst, *master.row_dual(weight, slope))
+        if lower < bound.value <= upper + 1e-9 * max(1.0, abs(upper)):       # above upper: wrongly evaluated
+            lower, dual = bound.value, bound
+        icpt = float(theta[0]) if inst.fit_intercept else 0.0
+        beta = theta[offset:-1]
+        lam_feasible = max(float(theta[-1]), lambda_floor(inst, beta))
+        sep = oracle.separate(icpt, beta, lam_feasible, zeros)
+        calls += 1
+        value = float(lam_feasible * inst.radius + inst.p @ sep.violation)
+        if value < upper:
+            upper, best, best_s = value, (icpt, beta.copy(), lam_feasible), sep.violation
+        model = float(theta[-1] * inst.radius + master.p @ s)        # the master's objective at its point
+        history.append({"mu": mu, "steps": k, "upper": upper, "lower": lower, "rows": master.rows.size})
+        fresh = np.asarray([i for i, key in enumerate(_keys(sep.rows)) if key not in master.keys], int)
+        if log is not None:
+            log(f"barrier master: mu {mu:.1e} ({k} Newton steps) value {value:.10f} upper {upper:.10f} "
+                f"lower {lower:.10f} rows {master.rows.size} new {fresh.size}")
+        if upper - lower <= tol * max(1.0, abs(upper)):
+            certified = True
+            break
+        if fresh.size > MAX_NEW_FRACTION * N:
+            if log is not None:
+                log(f"barrier master: {fresh.size} new rows at once; giving up")
+            break
+        if fresh.size:
+            master.prox = 0.0
+            master = _EpigraphBarrier(inst, concat_rows([master.rows, take_rows(sep.rows, fresh)]), free, cone)
+            s = _lifted(master, theta, s, mu * N)
+        # the new rows matter at this mu when the oracle's value is far above the master's (the gap of the
+        # master's central point is about mu times its terms): center again before shrinking mu
+        if not (fresh.size and value - model > 10 * mu * master.n_terms):
+            mu /= MU_FACTOR
+    intercept, coef, lam = best
+    if best_s is None:
+        best_s = oracle.separate(intercept, coef, lam, zeros).violation
+    return BarrierMasterResult(intercept=intercept, coef=coef, lam=lam, s=best_s, upper_bound=upper,
+                               lower_bound=lower, dual=dual, certified=certified, rows=master.rows,
+                               newton_steps=steps, centerings=centerings, oracle_calls=calls,
+                               seconds=time.perf_counter() - t0, history=history)
+
+
+def _keys(rows: ConfigurationRows):
+    from ...oracles.enumeration import row_keys
+    return row_keys(rows)
+
+
+def _lifted(master: _EpigraphBarrier, theta: np.ndarray, s: np.ndarray, margin: float) -> np.ndarray:
+    """``s`` raised where needed so that every slack is at least ``margin``: ``max(s_n, max_r v_r + margin)``."""
+    _, ell, _, _ = master.terms(theta)
+    top = np.maximum.reduceat(ell - theta[-1] * master.cost, master.starts)
+    return np.maximum(s, top + margin)

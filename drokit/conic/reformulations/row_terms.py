@@ -1,0 +1,163 @@
+"""Configuration rows as loss *terms* over the small parameter vector, shared by drokit's own Newton-type
+master solvers (:mod:`.phase_one`'s smoothed master, :mod:`.barrier_master`).
+
+Every row ``r = (n, z, flip)`` of a working set (:mod:`drokit.oracles.enumeration`) enters the restricted
+problem (belbasi2023 (3), sun2025 (3)) through
+
+    v_r(theta) = L(u_r) - lambda c_r,     u_r = sigma_r [1, x_n, dummies(z)] . params - shift_r,
+
+``theta = (params, lambda)``, ``params = (beta_0, beta)``.  For a piecewise-affine loss
+``L = max_j (a_j u + b_j)`` each row is split into one term per piece, ``v_{r,j} = a_j u_r + b_j - lambda c_r``,
+so every term is smooth.  :class:`RowTerms` holds the term design (dense when small), the per-sample grouping
+and maps term weights back to row masses and slopes (a dual point for
+:func:`drokit.evaluation.lower_bound.lagrangian_bound`); :class:`ConeBarrier` is the logarithmic barrier of the
+constraints on ``(beta_x, lambda)`` (the dual-norm cone ``lip ||Gamma^{-1} beta_x||_* <= lambda``, and
+``lambda >= 0``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from ...models.instance import DROInstance
+from ...oracles.enumeration import ConfigurationRows, row_keys, take_rows
+from .dual import row_design
+
+#: a term design is kept dense when it has at most this many entries (8e6: 64 MB; nursery's bundles,
+#: 60,000 terms x 28 columns, are dense)
+DENSE_TERMS_LIMIT = 8_000_000
+
+
+class RowTerms:
+    """The terms ``v_r(theta)`` of a working set of rows, sorted by sample (module docstring)."""
+
+    def __init__(self, inst: DROInstance, rows: ConfigurationRows):
+        self.inst = inst
+        rows = take_rows(rows, np.argsort(rows.sample, kind="stable"))
+        self.rows = rows
+        self.keys = set(row_keys(rows))
+        A = row_design(inst, rows)
+        if inst.fit_intercept:
+            A = sp.hstack([sp.csr_matrix(np.ones((rows.size, 1))), A], format="csr")
+        sigma, shift = inst.row_signs(rows.sample, rows.flip)
+        pieces = inst.loss.pieces
+        if pieces is None:
+            self.slope = self.offset = None
+            rep = np.arange(rows.size)
+        else:   # one term per (row, piece)
+            a, b = pieces
+            rep = np.repeat(np.arange(rows.size), len(a))
+            self.slope = np.tile(a, rows.size)
+            self.offset = np.tile(b, rows.size)
+        self.A = A[rep] if pieces is not None else A
+        # dense copy when small: each Newton step's products are then BLAS calls, not scipy.sparse
+        # constructions (balance-scale, unit weights: phase 1 was 80 % of a 0.1 s fit, mostly in
+        # scipy.sparse overhead)
+        shape = self.A.shape
+        self.dense = self.A.toarray() if shape[0] * (shape[1] + 1) <= DENSE_TERMS_LIMIT else None
+        self.sigma, self.shift, self.cost = sigma[rep], shift[rep], rows.cost[rep]
+        self.sample = rows.sample[rep]
+        self.starts = np.flatnonzero(np.r_[True, np.diff(self.sample) != 0])
+        self.segment = np.repeat(np.arange(self.starts.size), np.diff(np.r_[self.starts, self.sample.size]))
+        self.log_count = float(np.log(np.diff(np.r_[self.starts, self.sample.size]).max()))
+        self.n_terms = self.sample.size
+
+    def terms(self, theta: np.ndarray):
+        """Per term: ``u``, the loss value ``l`` (``a_j u + b_j`` for a piece), its slope and curvature
+        (``None`` for pieces)."""
+        u = self.sigma * ((self.A if self.dense is None else self.dense) @ theta[:-1]) - self.shift
+        if self.slope is None:
+            loss = self.inst.loss
+            return u, loss.value(u), loss.derivative(u), loss.second_derivative(u)
+        return u, self.slope * u + self.offset, self.slope, None
+
+    def design(self, idx: np.ndarray) -> np.ndarray:
+        """Dense rows ``idx`` of the term design (without the lambda column)."""
+        return self.dense[idx] if self.dense is not None else self.A[idx].toarray()
+
+    def matvec_T(self, w: np.ndarray) -> np.ndarray:
+        """``A' w`` over the terms."""
+        return self.A.T @ w if self.dense is None else self.dense.T @ w
+
+    def row_dual(self, weight: np.ndarray, slope: np.ndarray):
+        """Row masses and slopes from per-term weights ``weight`` (summing to 1 per sample): for a smooth loss
+        ``m_r = p_n w_r`` and ``alpha_r = L'(u_r)``; for a piecewise-affine loss ``m_r = p_n sum_j w_{r,j}`` and
+        ``alpha_r`` the weighted mean of the pieces' slopes (a point of the slope domain; the Lagrangian bound
+        evaluates the exact conjugate there).  Returns ``(rows, mass, slopes)``."""
+        rows = self.rows
+        if self.slope is None:
+            mass, slopes = weight, np.asarray(slope, dtype=float)
+        else:
+            a = np.asarray(self.inst.loss.pieces[0], dtype=float)
+            mass = weight.reshape(-1, a.size).sum(axis=1)
+            weighted = (weight * self.slope).reshape(-1, a.size).sum(axis=1)
+            middle = np.full(rows.size, 0.5 * (a.min() + a.max()))
+            slopes = np.divide(weighted, mass, out=middle, where=mass > 0)
+        return rows, mass * self.inst.p[rows.sample], slopes
+
+
+class ConeBarrier:
+    """``-mu sum_j log g_j(theta)`` for the constraints on ``(beta_x, lambda)``; value, gradient, Hessian.
+
+    ``theta = (params, lambda)``; ``cols`` are the positions of the numerical coefficients with
+    ``0 < gamma_j < inf`` in ``params``, ``w_j = lip beta_j / gamma_j``.  ``lambda > lam0``: ``lam0 = 0``, or
+    ``lip / kappa`` in regression with a finite label cost (a label move of ``Delta`` at cost
+    ``kappa |Delta|`` raises the loss by up to ``lip |Delta|``; :func:`drokit.evaluation.worst_case.lambda_floor`).
+    """
+
+    def __init__(self, inst: DROInstance, cols: np.ndarray, scale: np.ndarray, dim: int):
+        self.cols, self.scale, self.dim = cols, scale, dim
+        self.q = inst.metric.dual_p
+        kappa = float(inst.metric.kappa)
+        self.lam0 = float(inst.loss.lipschitz) / kappa if not inst.is_classification and np.isfinite(kappa) else 0.0
+
+    def feasible(self, theta: np.ndarray) -> bool:
+        lam = theta[-1]
+        if lam <= self.lam0:
+            return False
+        if self.cols.size == 0:
+            return True
+        w = theta[self.cols] * self.scale
+        return bool(lam - np.linalg.norm(w, ord=self.q) > 0)
+
+    def __call__(self, theta: np.ndarray, mu: float):
+        d = self.dim
+        lam = theta[-1]
+        grad = np.zeros(d)
+        hess = np.zeros((d, d))
+        value = -mu * np.log(lam - self.lam0)
+        grad[-1] -= mu / (lam - self.lam0)
+        hess[-1, -1] += mu / (lam - self.lam0) ** 2
+        if self.cols.size == 0:
+            return value, grad, hess
+        w = theta[self.cols] * self.scale
+        idx = np.r_[self.cols, d - 1]
+        if np.isinf(self.q):   # lam - w_j > 0 and lam + w_j > 0, linear
+            for sign in (-1.0, 1.0):
+                g = lam + sign * w
+                value -= mu * float(np.sum(np.log(g)))
+                # d g / d beta_j = sign * scale_j, d g / d lam = 1
+                grad[self.cols] -= mu * sign * self.scale / g
+                grad[-1] -= mu * float(np.sum(1.0 / g))
+                c = mu / g ** 2
+                hess[self.cols, self.cols] += c * self.scale ** 2
+                hess[self.cols, -1] += c * sign * self.scale
+                hess[-1, self.cols] += c * sign * self.scale
+                hess[-1, -1] += float(c.sum())
+            return value, grad, hess
+        if self.q == 2:        # second-order cone lam^2 - ||w||^2 > 0 (with lam > 0)
+            g = lam ** 2 - float(w @ w)
+            dg = np.r_[-2.0 * w * self.scale, 2.0 * lam]
+            d2g = np.diag(np.r_[-2.0 * self.scale ** 2, 2.0])
+        else:                  # lam - ||w||_q > 0; Gauss-Newton curvature (the norm's Hessian dropped)
+            a = np.sqrt(w ** 2 + 1e-24)
+            norm = float(np.sum(a ** self.q) ** (1.0 / self.q))
+            g = lam - norm
+            dnorm = (a / norm) ** (self.q - 1) * (w / a) * self.scale
+            dg = np.r_[-dnorm, 1.0]
+            d2g = np.zeros((idx.size, idx.size))
+        value -= mu * np.log(g)
+        grad[idx] -= mu * dg / g
+        hess[np.ix_(idx, idx)] += mu * (np.outer(dg, dg) / g ** 2 - d2g / g)
+        return value, grad, hess
