@@ -66,6 +66,11 @@ def test_oracle_evaluation_equals_enumeration_lp(loss, task, kappa):
             lp = dk.worst_case_value(inst, b0, coef).value
             dp = dk.worst_case_value_oracle(inst, b0, coef).value
             assert dp == pytest.approx(lp, rel=1e-8, abs=1e-10)
+            # a lambda hint (the fit's own, near the minimizer; or anywhere) changes only the number of calls
+            best = dk.worst_case_value_oracle(inst, b0, coef).lam
+            for hint in (best, best * (1 + 1e-9), best * 0.7, best * 3.0 + 1.0, 1e-9, 1e4):
+                hinted = dk.worst_case_value_oracle(inst, b0, coef, lam_hint=hint).value
+                assert hinted == pytest.approx(lp, rel=1e-8, abs=1e-10), hint
 
 
 @pytest.mark.parametrize("explicit_rows", [False, True])

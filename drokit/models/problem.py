@@ -269,7 +269,8 @@ class CompiledProblem:
         self.compiled = compiled
         self._compile_time = compile_time
 
-    def _certify(self, intercept: float, coef: np.ndarray) -> Tuple[np.ndarray, float, float]:
+    def _certify(self, intercept: float, coef: np.ndarray, lam_hint: Optional[float] = None
+                 ) -> Tuple[np.ndarray, float, float]:
         """``(coef, upper, seconds)``: the coefficients with the fixed ones (and those of numerical features
         with weight 0) exactly 0, and their exact
         worst-case risk on the declared problem (independent of the conic solver)."""
@@ -281,7 +282,7 @@ class CompiledProblem:
         if self.instance.radius > 0:
             coef[np.flatnonzero(np.asarray(self.instance.metric.gamma, dtype=float) == 0)] = 0.0
         t0 = time.perf_counter()
-        upper = certified_upper_bound(self.evaluation_instance, intercept, coef) \
+        upper = certified_upper_bound(self.evaluation_instance, intercept, coef, lam_hint=lam_hint) \
             + self.instance.penalty_value(coef)
         return coef, upper, time.perf_counter() - t0
 
@@ -598,7 +599,7 @@ class CompiledProblem:
                                  f"{', '.join(valid)}") from None
         oracle = make_oracle(self.instance, oracle_name, self.compiled.info["max_configurations"])
         out = solve_cutting_plane(self.instance, oracle, backend, options, solver_options)
-        coef, upper, eval_time = self._certify(out.intercept, out.coef)
+        coef, upper, eval_time = self._certify(out.intercept, out.coef, lam_hint=out.lam)
         lower, how = self._certified_lower(out.intercept, coef, upper, out.lower_bound, rows=out.working_rows,
                                            dual=out.dual)
         if out.solution is None:         # phase 1 certified the fit: no conic master was solved

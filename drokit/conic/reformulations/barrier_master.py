@@ -245,7 +245,8 @@ def barrier_master(inst: DROInstance, oracle, rows: ConfigurationRows, intercept
     master = _EpigraphBarrier(inst, rows, free, cone)
     slack0 = mu * N
     s = _lifted(master, theta, np.full(N, -np.inf), slack0)
-    best = (float(theta[0]) if inst.fit_intercept else 0.0, theta[offset:-1].copy(), float(theta[-1]))
+    best = (float(intercept) if inst.fit_intercept else 0.0, np.asarray(coef, dtype=float).copy(), float(lam))
+    # (the start's value is ``upper``; theta's lambda sits 1e-7 inside the cone, a hair above it)
     best_s = None
     lower, dual = -np.inf, None
     steps = centerings = calls = 0

@@ -24,9 +24,9 @@ from ...models.instance import DROInstance
 from ...oracles.enumeration import ConfigurationRows, row_keys, take_rows
 from .dual import row_design
 
-#: a term design is kept dense when it has at most this many entries (8e6: 64 MB; nursery's bundles,
-#: 60,000 terms x 28 columns, are dense)
-DENSE_TERMS_LIMIT = 8_000_000
+#: a term design is kept dense when it has at most this many entries (3.2e7: 256 MB; synthetic 10 + 10 at
+#: N = 100,000, phase 1's 283,726 terms x 61 columns, are dense: scipy.sparse products were most of its time)
+DENSE_TERMS_LIMIT = 32_000_000
 
 
 class RowTerms:
