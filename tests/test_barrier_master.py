@@ -42,7 +42,7 @@ import drokit.conic.reformulations.cutting_plane as cp_module
 import drokit.evaluation.lower_bound as lb
 from drokit.conic.program import ConicProgram
 from drokit.conic.reformulations.phase_one import phase_one
-from drokit.conic.reformulations.row_terms import ConeBarrier, RowTerms
+from drokit.conic.reformulations.row_terms import RowTerms, parameter_layout
 from drokit.evaluation.worst_case import lambda_floor
 from drokit.oracles import make_oracle
 from drokit.oracles.enumeration import concat_rows, enumerate_configurations, take_rows, unique_rows
@@ -421,14 +421,8 @@ def test_barrier_master_direct_calls_certify_somewhere():
 # ------------------------------------------------------------------------------------------ weak duality
 def _epigraph(di, rows):
     """An ``_EpigraphBarrier`` over ``rows``, with the free coordinates and cone barrier of ``barrier_master``."""
-    offset = 1 if di.fit_intercept else 0
-    dim = offset + di.schema.n_encoded + 1
-    gamma = di.metric.gamma
-    numerical = np.arange(di.n_numerical)
-    fixed = offset + numerical[gamma == 0]
-    limited = numerical[np.isfinite(gamma) & (gamma > 0)]
-    cone = ConeBarrier(di, offset + limited, float(di.loss.lipschitz) / gamma[limited], dim)
-    return bmm._EpigraphBarrier(di, rows, np.setdiff1d(np.arange(dim), fixed), cone), offset, dim
+    offset, dim, free, cone = parameter_layout(di)
+    return bmm._EpigraphBarrier(di, rows, free, cone), offset, dim
 
 
 @pytest.mark.parametrize("i", DIRECT + [3, 16, 23], ids=[case_id(CASES[i]) for i in DIRECT + [3, 16, 23]])

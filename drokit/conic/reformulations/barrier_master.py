@@ -49,7 +49,7 @@ import scipy.sparse as sp
 
 from ...models.instance import DROInstance
 from ...oracles.enumeration import ConfigurationRows, concat_rows, take_rows
-from .row_terms import ConeBarrier, RowTerms
+from .row_terms import ConeBarrier, RowTerms, parameter_layout
 
 #: factor by which ``mu`` shrinks after each centering
 MU_FACTOR = 10.0
@@ -226,19 +226,12 @@ def barrier_master(inst: DROInstance, oracle, rows: ConfigurationRows, intercept
     t0 = time.perf_counter()
     N = inst.n_samples
     zeros = np.zeros(N)
-    offset = 1 if inst.fit_intercept else 0
-    dim = offset + inst.schema.n_encoded + 1
-    gamma = inst.metric.gamma
-    numerical = np.arange(inst.n_numerical)
-    fixed = offset + numerical[gamma == 0]
-    limited = numerical[np.isfinite(gamma) & (gamma > 0)]
-    cone = ConeBarrier(inst, offset + limited, float(inst.loss.lipschitz) / gamma[limited], dim)
-    free = np.setdiff1d(np.arange(dim), fixed)
+    offset, dim, free, cone = parameter_layout(inst)
     theta = np.empty(dim)
     if inst.fit_intercept:
         theta[0] = intercept
     theta[offset:-1] = coef
-    theta[fixed] = 0.0
+    theta[np.setdiff1d(np.arange(dim - 1), free)] = 0.0
     floor = max(lambda_floor(inst, theta[offset:-1]), cone.lam0)
     theta[-1] = max(lam, floor) + 1e-7 * max(1.0, lam) + 1e-12   # strictly inside the cone
     scale = max(1.0, abs(upper))

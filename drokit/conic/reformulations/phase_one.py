@@ -49,7 +49,7 @@ import scipy.sparse as sp
 from ...models.instance import DROInstance
 from ...oracles.enumeration import (ConfigurationRows, concat_rows, enumerate_configurations, row_keys,
                                     take_rows, unique_rows)
-from .row_terms import ConeBarrier, RowTerms
+from .row_terms import ConeBarrier, RowTerms, parameter_layout
 
 
 @dataclass
@@ -252,15 +252,7 @@ def phase_one(inst: DROInstance, oracle, *, tau0: float = 1e-1, tau_min: float =
     t0 = time.perf_counter()
     N = inst.n_samples
     zeros = np.zeros(N)
-    n_params = inst.schema.n_encoded + (1 if inst.fit_intercept else 0)
-    dim = n_params + 1
-    offset = 1 if inst.fit_intercept else 0
-    gamma = inst.metric.gamma
-    numerical = np.arange(inst.n_numerical)
-    fixed = offset + numerical[gamma == 0]          # gamma = 0: beta_j = 0 (free to move at no cost)
-    limited = numerical[np.isfinite(gamma) & (gamma > 0)]
-    barrier = ConeBarrier(inst, offset + limited, float(inst.loss.lipschitz) / gamma[limited], dim)
-    free = np.setdiff1d(np.arange(dim), fixed)
+    offset, dim, free, barrier = parameter_layout(inst)
 
     def split(theta_):
         intercept = float(theta_[0]) if inst.fit_intercept else 0.0

@@ -161,3 +161,18 @@ class ConeBarrier:
         grad[idx] -= mu * dg / g
         hess[np.ix_(idx, idx)] += mu * (np.outer(dg, dg) / g ** 2 - d2g / g)
         return value, grad, hess
+
+
+def parameter_layout(inst: DROInstance):
+    """``(offset, dim, free, cone)`` of ``theta = (beta_0, beta, lambda)`` for drokit's Newton-type masters:
+    ``offset`` 1 with an intercept, ``dim = len(theta)``, ``free`` the coordinates that move (a numerical
+    feature with weight ``gamma_j = 0`` moves at no cost, so ``beta_j = 0``), and the :class:`ConeBarrier` of the
+    norm-priced numerical coefficients (``0 < gamma_j < inf``, ``w_j = lip beta_j / gamma_j``)."""
+    offset = 1 if inst.fit_intercept else 0
+    dim = offset + inst.schema.n_encoded + 1
+    gamma = np.asarray(inst.metric.gamma, dtype=float)
+    numerical = np.arange(inst.n_numerical)
+    fixed = offset + numerical[gamma == 0]
+    limited = numerical[np.isfinite(gamma) & (gamma > 0)]
+    cone = ConeBarrier(inst, offset + limited, float(inst.loss.lipschitz) / gamma[limited], dim)
+    return offset, dim, np.setdiff1d(np.arange(dim), fixed), cone
