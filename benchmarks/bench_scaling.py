@@ -181,6 +181,7 @@ def _summary(res, seconds: float) -> dict:
     hist = list(res.history or [])
     masters = float(sum(r.master_time for r in hist))
     oracle = float(sum(r.oracle_time for r in hist))
+    barrier = float((res.auxiliary.get("barrier_master") or {}).get("seconds", 0.0))
     statuses = {}
     for r in hist:
         statuses[r.master_status] = statuses.get(r.master_status, 0) + 1
@@ -188,7 +189,10 @@ def _summary(res, seconds: float) -> dict:
         "drokit_s": seconds, "relative_gap": res.relative_gap, "status": res.status, "method": res.method,
         "lb_source": lb.get("source"), "lb_s": lb.get("seconds"), "eval_s": res.evaluation_time,
         "compile_s": res.compile_time, "solve_s": res.solve_time,
-        "phase1_s": (res.solve_time - masters - oracle) if hist else float("nan"),
+        # phase 1 (and, when the conic masters ran, the structured barrier master's attempt before them)
+        "phase1_s": float((res.auxiliary.get("phase_one") or {}).get("seconds", np.nan))
+        if not hist else (res.solve_time - masters - oracle - barrier),
+        "barrier_s": barrier, "certified_by": res.solver,
         "masters": len(hist), "masters_s": masters, "oracle_s": oracle,
         "master_iterations": int(sum(r.master_iterations for r in hist)),
         "master_statuses": " ".join(f"{k}x{v}" for k, v in statuses.items()),
@@ -313,11 +317,12 @@ def floor_time(X, y, repeats: int) -> tuple:
 # ------------------------------------------------------------------------------------------- output
 FIELDS = ["case", "N", "kappa", "radius", "d", "drokit_s", "relative_gap", "status", "method", "lb_source",
           "lb_s", "eval_s", "peak_mb", "base_mb", "floor_s", "ratio", "exp_drokit", "exp_floor", "compile_s",
-          "solve_s", "phase1_s", "masters", "masters_s", "master_iterations", "master_statuses", "oracle_s",
-          "working_rows", "objective", "floor_nit", "floor_converged", "error"]
+          "solve_s", "phase1_s", "barrier_s", "certified_by", "masters", "masters_s", "master_iterations",
+          "master_statuses", "oracle_s", "working_rows", "objective", "floor_nit", "floor_converged", "error"]
 TABLE = [("case", "case"), ("N", "N"), ("kappa", "kappa"), ("radius", "radius"), ("drokit s", "drokit_s"),
-         ("rel. gap", "relative_gap"), ("method", "method"), ("lower bound", "lb_source"),
-         ("LB s", "lb_s"), ("eval s", "eval_s"), ("phase 1 s", "phase1_s"), ("masters (n) s", "masters_s"),
+         ("rel. gap", "relative_gap"), ("certified by", "certified_by"), ("lower bound", "lb_source"),
+         ("LB s", "lb_s"), ("eval s", "eval_s"), ("phase 1 s", "phase1_s"), ("barrier s", "barrier_s"),
+         ("masters (n) s", "masters_s"),
          ("peak MB", "peak_mb"), ("floor s", "floor_s"), ("ratio", "ratio"), ("exp. drokit", "exp_drokit"),
          ("exp. floor", "exp_floor")]
 
@@ -333,7 +338,7 @@ def _num(v):
 def _cell(row: dict, key: str) -> str:
     v = row.get(key)
     if row.get("error") and key in ("drokit_s", "relative_gap", "method", "lb_source", "lb_s", "eval_s",
-                                    "phase1_s", "masters_s", "ratio", "exp_drokit"):
+                                    "phase1_s", "barrier_s", "certified_by", "masters_s", "ratio", "exp_drokit"):
         if key == "drokit_s":
             return "timeout" if str(row["error"]).startswith("timeout") else "failed"
         return "-"
@@ -354,7 +359,7 @@ def _cell(row: dict, key: str) -> str:
         return "-" if x is None else f"{x:.4f}" if x < 0.1 else f"{x:.3f}"
     if key == "peak_mb":
         return "-" if x is None else f"{x:.0f}"
-    if key in ("drokit_s", "lb_s", "eval_s", "phase1_s"):
+    if key in ("drokit_s", "lb_s", "eval_s", "phase1_s", "barrier_s"):
         return "-" if x is None else f"{x:.3f}" if x < 1 else f"{x:.2f}"
     if key == "radius":
         return f"{x:g}"
@@ -379,7 +384,8 @@ def render(rows, markdown: bool) -> str:
     return "\n".join(lines)
 
 
-BREAKDOWN = [("compile", "compile_s"), ("phase 1", "phase1_s"), ("masters", "masters_s"),
+BREAKDOWN = [("compile", "compile_s"), ("phase 1", "phase1_s"), ("barrier master", "barrier_s"),
+             ("masters", "masters_s"),
              ("oracle", "oracle_s"), ("lower bound", "lb_s"), ("evaluation", "eval_s")]
 
 

@@ -269,7 +269,8 @@ def test_default_fit_equals_the_reference_optimum(i):
         assert res.solver == "clarabel" and res.history
     if path == "barrier":
         out = rec.barrier[-1]
-        assert out.upper_bound - out.lower_bound <= 1e-7 * scale(out.upper_bound)   # its tol: gap_tol / 10
+        # its tol is gap_tol / 10; it also accepts gap_tol once its bounds stall (barrier_master accept=)
+        assert out.upper_bound - out.lower_bound <= 1e-6 * scale(out.upper_bound)
         assert res.coef == pytest.approx(out.coef, abs=0) and res.lower_bound >= out.lower_bound
         assert res.n_configuration_rows == out.rows.size
         record = res.auxiliary["barrier_master"]                  # what the fit reports of it

@@ -258,6 +258,15 @@ class _BarrierNotCertified(Exception):
     program is solved instead."""
 
 
+def _barrier_record(structured) -> dict:
+    """``auxiliary["barrier_master"]`` of a cutting-plane fit: what the structured barrier master did."""
+    return {"certified": bool(structured.certified), "centerings": structured.centerings,
+            "newton_steps": structured.newton_steps, "oracle_calls": structured.oracle_calls,
+            "working_rows": int(structured.rows.size), "seconds": structured.seconds,
+            "upper_bound": structured.upper_bound, "lower_bound": structured.lower_bound,
+            "history": structured.history}
+
+
 class CompiledProblem:
     """A compiled problem: the conic program, how it was chosen, and ``solve`` / exports."""
 
@@ -302,12 +311,12 @@ class CompiledProblem:
         ``rows``: the method's working set (the cutting plane's last master), where the Lagrangian bound
         looks for multipliers beyond the oracle's maximizers.  ``dual``: a method's own repaired dual point
         (a :class:`~drokit.evaluation.lower_bound.LowerBound`, e.g. phase 1's smoothed dual point), already
-        evaluated exactly; when it is within ``LOWER_BOUND_RTOL`` of ``upper`` it is the bound, with no
+        evaluated exactly; when it is within ``CERTIFIED_GAP`` of ``upper`` it is the bound, with no
         further work."""
         from ..evaluation.lower_bound import certified_lower_bound
         t0 = time.perf_counter()
-        if dual is not None and upper - dual.value <= LOWER_BOUND_RTOL * max(1.0, abs(upper)):
-            bound = dual
+        if dual is not None and upper - dual.value <= CERTIFIED_GAP * max(1.0, abs(upper)):
+            bound = dual                 # enough to certify: no search for a tighter one
         else:
             bound = certified_lower_bound(self.instance, intercept, coef, upper=upper, rows=rows,
                                           tol=LOWER_BOUND_RTOL)
@@ -630,6 +639,8 @@ class CompiledProblem:
             evaluation_time=eval_time, iterations=int(sum(r.master_iterations for r in out.history)),
             warnings=notes, max_violation=out.max_violation, history=out.history)
         result.auxiliary["lower_bound"] = {**how, "cutting_plane_bound": float(out.lower_bound)}
+        if out.structured is not None:     # the barrier master ran but did not certify: the conic masters did
+            result.auxiliary["barrier_master"] = _barrier_record(out.structured)
         return self._certified_status(result, on_inaccurate, tol=max(CERTIFIED_GAP, options.gap_tol))
 
     def _phase_one_result(self, out, coef: np.ndarray, upper: float, lower: float, eval_time: float) -> FitResult:
@@ -653,10 +664,7 @@ class CompiledProblem:
                                    "oracle_calls": first.oracle_calls, "working_rows": first.working_rows,
                                    "bound_seconds": first.bound_seconds, "seconds": first.seconds}}
         if structured is not None:
-            auxiliary["barrier_master"] = {"centerings": structured.centerings, "newton_steps": structured.newton_steps,
-                                           "oracle_calls": structured.oracle_calls,
-                                           "working_rows": int(structured.rows.size),
-                                           "seconds": structured.seconds, "history": structured.history}
+            auxiliary["barrier_master"] = _barrier_record(structured)
         return FitResult(
             objective=upper, status="optimal", solver="phase_one" if structured is None else "barrier_master",
             raw_status="certified", lower_bound=lower,

@@ -166,7 +166,7 @@ class CuttingPlaneOutcome:
     #: phase 1's best smoothed dual point (a :class:`~drokit.evaluation.lower_bound.LowerBound`), if any
     dual: Any = None
     phase_one: Any = None                 # the :class:`~.phase_one.PhaseOneResult`, when it certified the fit
-    structured: Any = None                # the :class:`~.barrier_master.BarrierMasterResult`, when it did
+    structured: Any = None                # the :class:`~.barrier_master.BarrierMasterResult`, when it ran
 
 
 def _read(program: ConicProgram, x: np.ndarray):
@@ -206,11 +206,14 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
     # masters on degenerate optima already reach only with retries); the user's options take precedence
     solver_options = {**backend.accuracy_options(max(options.gap_tol / 10, 1e-8)), **dict(solver_options or {})}
     phase_one_time = 0.0
-    first = None
-    if options.phase_one and not adversarial and not inst.weighted and not outer and not inst.penalized \
-            and np.isfinite(float(inst.loss.lipschitz)):
+    first = structured = None
+    if options.phase_one and not adversarial and not inst.weighted and not inst.penalized \
+            and np.isfinite(float(inst.loss.lipschitz)) and (not outer or options.structured_master):
         # phase 1's Newton model has no attack-shift term and assumes uniform sample weights (and starts from
-        # lambda = 2 lip(L))
+        # lambda = 2 lip(L)).  A loss compiled by tangents (a smooth custom loss) needs only its value and
+        # derivatives here: phase 1 and the barrier master try to certify it without any tangent; when they do
+        # not, the tangent masters start as before, from the nominal rows (sympy smooth hinge on hepatitis:
+        # 324 s through tangents)
         first = phase_one(inst, oracle, certify_tol=options.gap_tol if options.structured_master else None,
                           log=log if options.verbose else None)
         phase_one_time = first.seconds
@@ -229,6 +232,7 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
         rows0 = unique_rows(concat_rows([work, first.bundle]))
         structured = barrier_master(inst, oracle, rows0, first.intercept, first.coef, first.lam,
                                     upper=first.upper_bound, mu=first.tau / inst.n_samples, tol=options.gap_tol / 10,
+                                    accept=options.gap_tol,
                                     log=log if options.verbose else None)
         phase_one_time += structured.seconds
         if structured.certified:
@@ -248,6 +252,9 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
                                         lam=structured.lam, s=structured.s, upper_bound=structured.upper_bound)
         if structured.lower_bound > first.lower_bound:
             first = dataclasses.replace(first, lower_bound=structured.lower_bound, dual=structured.dual)
+    first_dual = first.dual if first is not None else None
+    if first is not None and outer:
+        first = None        # the tangent masters start from the nominal rows; the dual point's bound is kept
     if first is not None:
         upper = first.upper_bound
         best = (first.intercept, first.coef, first.lam, first.s)
@@ -416,8 +423,8 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
     return CuttingPlaneOutcome(program=last_program, solution=last_solution, intercept=intercept,
                                coef=coef, lam=lam, s=s, lower_bound=lower, upper_bound=upper,
                                max_violation=max_violation, converged=converged, history=history,
-                               working_rows=work, phase_one_time=phase_one_time,
-                               dual=first.dual if first is not None else None)
+                               working_rows=work, phase_one_time=phase_one_time, dual=first_dual,
+                               structured=structured)
 
 
 #: ``cut_family="auto"`` with several weight classes (calibrated weights) takes budget cuts from this many
