@@ -3,7 +3,7 @@
 The parameter vector is tiny (``theta = (beta_0, beta, lambda)``: tens of numbers) while the number of
 configuration rows is astronomically large.  The exact DRO objective (belbasi2023 (3), sun2025 (3))
 
-    F(theta) = lambda eps + (1/N) sum_n max_k ( L(u_k(beta)) - lambda c_k )
+    F(theta) = lambda eps + sum_n p_n max_k ( L(u_k(beta)) - lambda c_k )      (p_n = 1/N unweighted)
     s.t.       lambda >= lambda_min(beta) = lip(L) ||Gamma^{-1} beta_x||_*
 
 is convex, and one call of an exact separation oracle (at ``s = 0``) returns every maximum and its
@@ -13,7 +13,7 @@ rows are, before the exact conic master certifies the optimum (:mod:`.cutting_pl
 1. Keep a working set ``W_n`` of rows per sample (at first: the nominal row and the oracle's row).
 2. Minimize the *entropic smoothing* of the restricted problem, with temperature ``tau``:
 
-       F_tau(theta) = lambda eps + (1/N) sum_n tau log sum_{r in W_n} exp(v_r(theta) / tau)
+       F_tau(theta) = lambda eps + sum_n p_n tau log sum_{r in W_n} exp(v_r(theta) / tau)
                       - tau sum_j log g_j(theta),
 
    where ``v_r = L(u_r) - lambda c_r`` for smooth losses, and for piecewise-affine losses
@@ -23,7 +23,7 @@ rows are, before the exact conic master certifies the optimum (:mod:`.cutting_pl
    l1 cost's dual norm l_inf, the second-order cone for l2, ``lambda >= lip ||.||_q`` otherwise, and
    ``lambda >= 0``).  ``max <= softmax <= max + tau log |W_n|``.
 3. The minimization is Newton's method with a backtracking line search: the Hessian is
-   ``(1/N) [A' diag(p L'') A + (1/tau) (J' diag(p) J - G' G)]`` (softmax weights ``p``, row gradients
+   ``sum_n p_n [A_n' diag(q L'') A_n + (1/tau) (J_n' diag(q) J_n - G_n' G_n)]`` (softmax weights ``q``, row gradients
    ``J``, per-sample mean gradients ``G``) plus the barrier's, a dense (d+2) x (d+2) matrix built from
    sparse products, so every Newton step costs ``O(|W| d^2)``.
 4. The oracle at the new point gives the exact ``F`` there (an upper bound: the point is feasible) and
@@ -103,6 +103,8 @@ class _SmoothedMaster(RowTerms):
         super().__init__(inst, rows)
         self.free, self.barrier = free, barrier
         self.center, self.prox = None, 0.0   # proximal term prox/2 ||theta - center||^2 (bundle step)
+        self.segment_p = inst.p[self.sample[self.starts]]   # sample weights p_n (1/N unweighted)
+        self.term_p = self.segment_p[self.segment]
 
     def value(self, theta: np.ndarray, tau: float, mu: float) -> float:
         if not self.barrier.feasible(theta):
@@ -112,7 +114,7 @@ class _SmoothedMaster(RowTerms):
         top = np.maximum.reduceat(v, self.starts)
         phi = top + tau * np.log(np.add.reduceat(np.exp((v - top[self.segment]) / tau), self.starts))
         bv, _, _ = self.barrier(theta, mu)
-        return theta[-1] * self.inst.radius + float(phi.sum()) / self.inst.n_samples + bv + self._prox(theta)
+        return theta[-1] * self.inst.radius + float(self.segment_p @ phi) + bv + self._prox(theta)
 
     def _prox(self, theta: np.ndarray) -> float:
         if not self.prox:
@@ -139,13 +141,13 @@ class _SmoothedMaster(RowTerms):
         with two such terms or more (a sample with one term has ``p = 1`` and contributes 0) -- near the
         optimum, the tied samples only.  A dropped term changes an entry by at most
         ``HESSIAN_DROP |J_r|^2``: a Newton direction, not a value, so the line search is unaffected."""
-        inst, N = self.inst, self.inst.n_samples
+        inst = self.inst
         _, slope, curv, v, p, phi = self._softmax(theta, tau)
         ss = slope * self.sigma
+        wp = p * self.term_p                  # softmax weights times the sample weight p_n
         grad = np.empty(theta.size)
-        ps = p * ss
-        grad[:-1] = (self.A.T @ ps if self.dense is None else self.dense.T @ ps) / N
-        grad[-1] = -float(p @ self.cost) / N + inst.radius
+        grad[:-1] = self.matvec_T(wp * ss)
+        grad[-1] = -float(wp @ self.cost) + inst.radius
         keep = np.flatnonzero(p > HESSIAN_DROP * tau)
         hess = np.zeros((theta.size, theta.size))
         seg = self.segment[keep]
@@ -158,15 +160,15 @@ class _SmoothedMaster(RowTerms):
             _, owner = np.unique(self.segment[multi], return_inverse=True)
             P = sp.csr_matrix((pm, (owner, np.arange(multi.size))), shape=(int(owner.max()) + 1, multi.size))
             Jc = J - (P @ J)[owner]           # centered per sample: no cancellation at small tau
-            hess += Jc.T @ (pm[:, None] * Jc) / (tau * N)
+            hess += Jc.T @ (wp[multi, None] * Jc) / tau
         if curv is not None:
             weight = p[keep] * curv[keep]
             bent = keep[weight > 0]
             if bent.size:
                 D = self.design(bent)
-                hess[:-1, :-1] += D.T @ ((p[bent] * curv[bent])[:, None] * D) / N
+                hess[:-1, :-1] += D.T @ ((wp[bent] * curv[bent])[:, None] * D)
         bv, bg, bh = self.barrier(theta, mu)
-        value = theta[-1] * inst.radius + float(phi.sum()) / N + bv + self._prox(theta)
+        value = theta[-1] * inst.radius + float(self.segment_p @ phi) + bv + self._prox(theta)
         grad, hess = grad + bg, hess + bh
         if self.prox:
             grad = grad + self.prox * (theta - self.center)
