@@ -471,13 +471,22 @@ def test_barrier_dual_point_at_arbitrary_points_and_mu_is_below_the_optimum(i):
 MUTATED = [i for i in range(0, len(CASES), 3)]     # 14 cases, every loss
 
 
-def _mutated_direction_source(old: str, new: str):
-    """``_EpigraphBarrier.direction`` compiled again with ``old`` replaced by ``new`` in its source."""
+def _mutated_direction_source(old: str, new: str, **extra):
+    """``_EpigraphBarrier.direction`` compiled again with ``old`` replaced by ``new`` in its source (``extra``:
+    names the new source uses)."""
     src = textwrap.dedent(inspect.getsource(bmm._EpigraphBarrier.direction))
     assert old in src, f"the mutation target {old!r} is no longer in _EpigraphBarrier.direction"
     namespace = {}
-    exec(compile(src.replace(old, new), bmm.__file__, "exec"), vars(bmm), namespace)   # noqa: S102
+    exec(compile(src.replace(old, new), bmm.__file__, "exec"), {**vars(bmm), **extra}, namespace)   # noqa: S102
     return namespace["direction"]
+
+
+def _uncentered_gram(terms, idx, ss, mean_weight, gram_weight):
+    """``RowTerms.centered_gram`` without the centering: ``sum_r gram_weight_r J_r J_r'`` (a wrong Schur
+    complement), with the same means."""
+    _, G, segments = terms.centered_gram(idx, ss, mean_weight, gram_weight)
+    J = terms.gradients(idx, ss)
+    return J.T @ (gram_weight[idx, None] * J), G, segments
 
 
 def _scaled_direction(factor):
@@ -500,7 +509,9 @@ def _slopes_shifted(shift):
 
 MUTATIONS = {
     "schur_without_G_gs": lambda: ("direction", _mutated_direction_source("g_red = g_t + G.T @ g_s", "g_red = g_t")),
-    "schur_without_centering": lambda: ("direction", _mutated_direction_source("Jc = J - Gm[owner]", "Jc = J")),
+    "schur_without_centering": lambda: ("direction", _mutated_direction_source(
+        "self.centered_gram(multi, ss, w2, mu * w2)", "_uncentered_gram(self, multi, ss, w2, mu * w2)",
+        _uncentered_gram=_uncentered_gram)),
     "direction_x2.5": lambda: ("direction", _scaled_direction(2.5)),
     "direction_x0.2": lambda: ("direction", _scaled_direction(0.2)),
     "slopes_plus_0.3": lambda: ("row_dual", _slopes_shifted(0.3)),

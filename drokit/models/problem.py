@@ -611,8 +611,8 @@ class CompiledProblem:
         coef, upper, eval_time = self._certify(out.intercept, out.coef, lam_hint=out.lam)
         lower, how = self._certified_lower(out.intercept, coef, upper, out.lower_bound, rows=out.working_rows,
                                            dual=out.dual)
-        if out.solution is None:         # phase 1 certified the fit: no conic master was solved
-            result = self._phase_one_result(out, coef, upper, lower, eval_time)
+        if out.solution is None:         # phase 1 or the barrier master certified the fit: no conic master
+            result = self._structured_result(out, coef, upper, lower, eval_time)
             result.auxiliary["lower_bound"] = {**how, "cutting_plane_bound": float(out.lower_bound)}
             return self._certified_status(result, on_inaccurate, tol=max(CERTIFIED_GAP, options.gap_tol))
         notes = []
@@ -643,7 +643,7 @@ class CompiledProblem:
             result.auxiliary["barrier_master"] = _barrier_record(out.structured)
         return self._certified_status(result, on_inaccurate, tol=max(CERTIFIED_GAP, options.gap_tol))
 
-    def _phase_one_result(self, out, coef: np.ndarray, upper: float, lower: float, eval_time: float) -> FitResult:
+    def _structured_result(self, out, coef: np.ndarray, upper: float, lower: float, eval_time: float) -> FitResult:
         """The :class:`FitResult` of a cutting-plane fit certified by drokit's own solvers alone -- phase 1's
         smoothed Newton search and its dual point (:mod:`drokit.conic.reformulations.phase_one`), then the
         structured barrier master (:mod:`drokit.conic.reformulations.barrier_master`): no conic program was

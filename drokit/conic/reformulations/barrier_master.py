@@ -45,10 +45,9 @@ from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional
 
 import numpy as np
-import scipy.sparse as sp
 
 from ...models.instance import DROInstance
-from ...oracles.enumeration import ConfigurationRows, concat_rows, take_rows
+from ...oracles.enumeration import ConfigurationRows, concat_rows, row_keys, take_rows
 from .row_terms import ConeBarrier, RowTerms, parameter_layout
 
 #: factor by which ``mu`` shrinks after each centering
@@ -148,35 +147,23 @@ class _EpigraphBarrier(RowTerms):
             g_t += self.prox * (theta - self.center)
             bh = bh + self.prox * np.eye(D)
         h_ss = mu * np.add.reduceat(w2, self.starts)
-        # G_n: w^2-weighted means of J_r = [ss_r a_r, -c_r] per sample
-        counts = np.diff(np.r_[self.starts, self.n_terms])
-        multi_seg = counts >= 2
+        # G_n: w^2-weighted means of J_r = [ss_r a_r, -c_r] per sample (one term: G_n = J_r)
+        multi_seg = np.diff(np.r_[self.starts, self.n_terms]) >= 2
         G = np.zeros((self.starts.size, D))
         single = np.flatnonzero(~multi_seg)
-        if single.size:                                   # one term: G_n = J_r
-            idx = self.starts[single]
-            G[single, :-1] = ss[idx, None] * self.design(idx)
-            G[single, -1] = -self.cost[idx]
+        if single.size:
+            G[single] = self.gradients(self.starts[single], ss)
         S = bh.copy()
         multi = np.flatnonzero(multi_seg[self.segment])
         if multi.size:
-            J = np.empty((multi.size, D))
-            J[:, :-1] = ss[multi, None] * self.design(multi)
-            J[:, -1] = -self.cost[multi]
-            seg = self.segment[multi]
-            _, owner = np.unique(seg, return_inverse=True)
-            W2 = sp.csr_matrix((w2[multi], (owner, np.arange(multi.size))), shape=(int(owner.max()) + 1, multi.size))
-            totals = np.asarray(W2.sum(axis=1)).ravel()
-            Gm = (W2 @ J) / totals[:, None]
-            G[np.unique(seg)] = Gm
-            Jc = J - Gm[owner]
-            S += mu * (Jc.T @ (w2[multi, None] * Jc))
+            gram, Gm, segments = self.centered_gram(multi, ss, w2, mu * w2)
+            G[segments] = Gm
+            S += gram
         if curv is not None:
             weight = mw * curv
             bent = np.flatnonzero(weight > CURVATURE_DROP * self.p[self.segment])
             if bent.size:
-                A = self.design(bent)
-                S[:-1, :-1] += A.T @ (weight[bent, None] * A)
+                S[:-1, :-1] += self.weighted_gram(bent, weight)
         g_red = g_t + G.T @ g_s
         free = self.free
         Sf = S[np.ix_(free, free)]
@@ -282,7 +269,7 @@ def barrier_master(inst: DROInstance, oracle, rows: ConfigurationRows, intercept
             upper, best, best_s = value, (icpt, beta.copy(), lam_feasible), sep.violation
         model = float(theta[-1] * inst.radius + master.p @ s)        # the master's objective at its point
         history.append({"mu": mu, "steps": k, "upper": upper, "lower": lower, "rows": master.rows.size})
-        fresh = np.asarray([i for i, key in enumerate(_keys(sep.rows)) if key not in master.keys], int)
+        fresh = np.asarray([i for i, key in enumerate(row_keys(sep.rows)) if key not in master.keys], int)
         if log is not None:
             log(f"barrier master: mu {mu:.1e} ({k} Newton steps) value {value:.10f} upper {upper:.10f} "
                 f"lower {lower:.10f} rows {master.rows.size} new {fresh.size}")
@@ -317,11 +304,6 @@ def barrier_master(inst: DROInstance, oracle, rows: ConfigurationRows, intercept
                                lower_bound=lower, dual=dual, certified=certified, rows=master.rows,
                                newton_steps=steps, centerings=centerings, oracle_calls=calls,
                                seconds=time.perf_counter() - t0, history=history)
-
-
-def _keys(rows: ConfigurationRows):
-    from ...oracles.enumeration import row_keys
-    return row_keys(rows)
 
 
 def _lifted(master: _EpigraphBarrier, theta: np.ndarray, s: np.ndarray, margin: float) -> np.ndarray:

@@ -150,8 +150,8 @@ class RoundRecord:
 
 @dataclass
 class CuttingPlaneOutcome:
-    program: Optional[ConicProgram]       # final master (None when phase 1 certified the fit)
-    solution: Any                         # its SolverSolution (None when phase 1 certified the fit)
+    program: Optional[ConicProgram]       # final master (None when no conic master was solved)
+    solution: Any                         # its SolverSolution (None when no conic master was solved)
     intercept: float
     coef: np.ndarray
     lam: float
@@ -163,9 +163,9 @@ class CuttingPlaneOutcome:
     history: List[RoundRecord] = field(default_factory=list)
     working_rows: Optional[ConfigurationRows] = None
     phase_one_time: float = 0.0           # seconds spent in phase 1 (before the first master)
-    #: phase 1's best smoothed dual point (a :class:`~drokit.evaluation.lower_bound.LowerBound`), if any
+    #: the best dual point of phase 1 or the barrier master (a :class:`~drokit.evaluation.lower_bound.LowerBound`)
     dual: Any = None
-    phase_one: Any = None                 # the :class:`~.phase_one.PhaseOneResult`, when it certified the fit
+    phase_one: Any = None                 # the :class:`~.phase_one.PhaseOneResult`, when no conic master was solved
     structured: Any = None                # the :class:`~.barrier_master.BarrierMasterResult`, when it ran
 
 
@@ -209,13 +209,14 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
     first = structured = None
     if options.phase_one and not adversarial and not inst.penalized \
             and np.isfinite(float(inst.loss.lipschitz)) and (not outer or options.structured_master):
-        # phase 1's Newton model has no attack-shift term (and starts from lambda = 2 lip(L)).  A loss compiled by tangents (a smooth custom loss) needs only its value and
-        # derivatives here: phase 1 and the barrier master try to certify it without any tangent; when they do
-        # not, the tangent masters start as before, from the nominal rows (sympy smooth hinge on hepatitis:
-        # 324 s through tangents)
+        # phase 1's Newton model has no attack-shift term (and starts from lambda = 2 lip(L)).  A loss compiled
+        # by tangents (a smooth custom loss) needs only its value and derivatives here: phase 1 and the barrier
+        # master try to certify it without any tangent; when they do not, the tangent masters start as before,
+        # from the nominal rows (sympy smooth hinge on hepatitis: 324 s through tangents).  Phase 1 keeps its
+        # tau_min = 1e-4 before the barrier master: handing over at 1e-3 saved 20-25 % at N = 10,000 (synthetic
+        # 10 + 10) but left a start the barrier master could not center from at N = 1,000 (0.42 -> 2.9 s)
         first = phase_one(inst, oracle, certify_tol=options.gap_tol if options.structured_master else None,
-                          log=log if options.verbose else None,
-                          **({"tau_min": HANDOVER_TAU} if options.structured_master else {}))
+                          log=log if options.verbose else None)
         phase_one_time = first.seconds
     if first is not None and first.certified:
         # the smoothed dual point proves the phase-1 point optimal: no conic master at all
@@ -433,12 +434,6 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
 #: certified); on narrow data the class counts hardly aggregate and the masters grow (nursery, 8 features,
 #: 1 decimal: 75,000-row masters ending AlmostSolved, minutes instead of 15 s; spect, 22: 0.63 s vs 0.49 s)
 WIDE_BUDGET_FEATURES = 30
-#: phase 1's last temperature (relative) when the structured barrier master follows it
-PHASE_ONE_TAU_MIN = 1e-2
-#: phase 1's last temperature (relative) when the structured barrier master follows it.  1e-3 saved 20-25 %
-#: at N = 10,000 (synthetic 10 + 10) but left the barrier master a start it could not center from at
-#: N = 1,000 (0.42 s -> 2.9 s through the conic masters)
-HANDOVER_TAU = 1e-4
 #: a box coordinate within this relative distance of its bound counts as active
 ACTIVE_RTOL = 1e-3
 #: a trust-region master's lower bound is certified when its solution is within this fraction of the

@@ -44,7 +44,6 @@ from dataclasses import dataclass
 from typing import Callable, Optional, Tuple
 
 import numpy as np
-import scipy.sparse as sp
 
 from ...models.instance import DROInstance
 from ...oracles.enumeration import (ConfigurationRows, concat_rows, enumerate_configurations, row_keys,
@@ -153,20 +152,12 @@ class _SmoothedMaster(RowTerms):
         seg = self.segment[keep]
         multi = keep[np.bincount(seg, minlength=self.starts.size)[seg] >= 2]
         if multi.size:
-            J = np.empty((multi.size, theta.size))
-            J[:, :-1] = ss[multi, None] * self.design(multi)
-            J[:, -1] = -self.cost[multi]
-            pm = p[multi]
-            _, owner = np.unique(self.segment[multi], return_inverse=True)
-            P = sp.csr_matrix((pm, (owner, np.arange(multi.size))), shape=(int(owner.max()) + 1, multi.size))
-            Jc = J - (P @ J)[owner]           # centered per sample: no cancellation at small tau
-            hess += Jc.T @ (wp[multi, None] * Jc) / tau
+            hess += self.centered_gram(multi, ss, p, wp / tau)[0]
         if curv is not None:
             weight = p[keep] * curv[keep]
             bent = keep[weight > 0]
             if bent.size:
-                D = self.design(bent)
-                hess[:-1, :-1] += D.T @ ((wp[bent] * curv[bent])[:, None] * D)
+                hess[:-1, :-1] += self.weighted_gram(bent, wp * curv)
         bv, bg, bh = self.barrier(theta, mu)
         value = theta[-1] * inst.radius + float(self.segment_p @ phi) + bv + self._prox(theta)
         grad, hess = grad + bg, hess + bh

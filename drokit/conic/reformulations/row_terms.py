@@ -76,6 +76,30 @@ class RowTerms:
         """Dense rows ``idx`` of the term design (without the lambda column)."""
         return self.dense[idx] if self.dense is not None else self.A[idx].toarray()
 
+    def gradients(self, idx: np.ndarray, ss: np.ndarray) -> np.ndarray:
+        """Rows ``J_r = grad v_r = [ss_r a_r, -c_r]`` of the terms ``idx`` (``ss = slope * sigma`` per term)."""
+        J = np.empty((idx.size, self.A.shape[1] + 1))
+        J[:, :-1] = ss[idx, None] * self.design(idx)
+        J[:, -1] = -self.cost[idx]
+        return J
+
+    def centered_gram(self, idx: np.ndarray, ss: np.ndarray, mean_weight: np.ndarray, gram_weight: np.ndarray):
+        """``(sum_r gram_weight_r (J_r - G_n)(J_r - G_n)', G, segments)`` over the terms ``idx`` (sorted, every
+        sample among them with two terms or more), ``G_n`` the ``mean_weight``-weighted mean of sample ``n``'s
+        ``J_r`` (one row per segment in ``segments``).  Centered before the product: no cancellation when the
+        weights carry ``1 / tau`` or ``1 / slack^2``."""
+        J = self.gradients(idx, ss)
+        segments, owner = np.unique(self.segment[idx], return_inverse=True)
+        M = sp.csr_matrix((mean_weight[idx], (owner, np.arange(idx.size))), shape=(segments.size, idx.size))
+        G = (M @ J) / np.asarray(M.sum(axis=1))
+        Jc = J - G[owner]
+        return Jc.T @ (gram_weight[idx, None] * Jc), G, segments
+
+    def weighted_gram(self, idx: np.ndarray, weight: np.ndarray) -> np.ndarray:
+        """``sum_r weight_r a_r a_r'`` over the terms ``idx`` (the loss-curvature part of a Hessian)."""
+        D = self.design(idx)
+        return D.T @ (weight[idx, None] * D)
+
     def matvec_T(self, w: np.ndarray) -> np.ndarray:
         """``A' w`` over the terms."""
         return self.A.T @ w if self.dense is None else self.dense.T @ w
