@@ -56,3 +56,41 @@ def test_dp_state_count_refuses_explosion():
     assert DPOracle(inst).budgets.size == 2 ** 12
     with pytest.raises(dk.ProblemTooLargeError, match="budgets"):
         DPOracle(inst, max_budgets=1000)
+
+
+@pytest.mark.parametrize("task", ["classification", "regression"])
+@pytest.mark.parametrize("weights", WEIGHTS, ids=["unit", "generic", "immutable", "grid"])
+def test_dp_near_rows_are_exact_and_cover_every_budget_within_the_margin(task, weights):
+    """The DP oracle's near-active rows attain their values, lie within the margin, leave out the maximizer,
+    respect the per-sample cap, and -- uncapped -- hold the best row of every (cost, label) class whose best
+    value is within the margin (checked against brute-force enumeration)."""
+    rng = np.random.default_rng(7)
+    for loss in LOSSES[task]:
+        for kappa in ([np.inf, 0.8] if task == "classification" else [np.inf]):
+            inst = _instance(int(rng.integers(1e6)), task, loss, 1.0, weights, kappa)
+            dp, brute = DPOracle(inst), EnumerationOracle(inst)
+            for _ in range(10):
+                b0, coef = rng.normal(), rng.normal(size=inst.schema.n_encoded)
+                lam, s = rng.uniform(0, 2), rng.normal(size=inst.n_samples)
+                margin = rng.choice([0.05, 0.5, 5.0])
+                sep = dp.separate(b0, coef, lam, s, near_margin=margin)
+                near = sep.near
+                val = row_losses(inst, near, b0, coef) - lam * near.cost - s[near.sample]
+                assert np.all(val >= sep.violation[near.sample] - margin - 1e-12)
+                assert np.all(val <= sep.violation[near.sample] + 1e-12)
+                D = inst.metric.categorical_distance(near.Z, inst.data.Z[near.sample])
+                kap = inst.metric.kappa if np.isfinite(inst.metric.kappa) else 0.0
+                np.testing.assert_allclose(near.cost, D + kap * near.flip, atol=1e-12)
+                mine = {}              # best value per (sample, cost, label) among the maximizers and near rows
+                for n, c, f, v in zip(np.r_[near.sample, sep.rows.sample], np.r_[near.cost, sep.rows.cost],
+                                      np.r_[near.flip, sep.rows.flip], np.r_[val, sep.violation]):
+                    mine[(n, round(c, 9), f)] = max(mine.get((n, round(c, 9), f), -np.inf), v)
+                every = brute.rows
+                phi = brute.losses(b0, coef) - lam * every.cost - s[every.sample]
+                for key in {(n, round(c, 9), f) for n, c, f in zip(every.sample, every.cost, every.flip)}:
+                    sel = (every.sample == key[0]) & (np.round(every.cost, 9) == key[1]) & (every.flip == key[2])
+                    top = phi[sel].max()
+                    if top >= sep.violation[key[0]] - margin + 1e-9:
+                        assert key in mine and mine[key] == pytest.approx(top, abs=1e-10), key
+                capped = dp.separate(b0, coef, lam, s, near_margin=margin, near_limit=1)
+                assert np.all(np.bincount(capped.near.sample, minlength=inst.n_samples) <= 1)

@@ -21,6 +21,10 @@ if TYPE_CHECKING:  # only for annotations: enumeration.py imports this module
     from .enumeration import ConfigurationRows
 
 
+#: default cap on the near-active rows an oracle returns per sample
+NEAR_LIMIT = 1_000_000
+
+
 @dataclass
 class Separation:
     """Per-sample most violated rows: ``rows.sample[i] = i`` order is not required."""
@@ -37,7 +41,9 @@ class SeparationOracle:
     exact = True
 
     def separate(self, intercept: float, coef: np.ndarray, lam: float, s: np.ndarray,
-                 near_margin: float = 0.0) -> Separation:
+                 near_margin: float = 0.0, near_limit: int = NEAR_LIMIT) -> Separation:
+        """Most violated row per sample and, with ``near_margin > 0``, the rows within ``near_margin`` of
+        their sample's maximum (at most ``near_limit`` per sample, the largest) in ``near``."""
         raise NotImplementedError
 
     def upper_bound(self, intercept: float, coef: np.ndarray, lam: float, radius: float,
@@ -86,6 +92,49 @@ def best_over_budgets(inst: "DROInstance", f0: np.ndarray, extremes: Sequence[np
     best = np.argmax(values, axis=0)
     return (values[best, idx], np.vstack(budget)[best, idx], np.vstack(extreme)[best, idx],
             np.vstack(flips)[best, idx].astype(bool))
+
+
+def near_over_budgets(inst: "DROInstance", f0: np.ndarray, extremes: Sequence[np.ndarray], distance: np.ndarray,
+                      lam: float, s: np.ndarray, reachable: np.ndarray | None, best: np.ndarray,
+                      chosen: Tuple[np.ndarray, np.ndarray, np.ndarray], margin: float, per_sample: int
+                      ) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The budget oracles' *near-active* candidates: ``(sample, budget index, extreme, flip)`` of the
+    candidates of :func:`best_over_budgets`'s maximization whose value is at least ``best_n - margin``, the
+    maximizer ``chosen = (budget, extreme, flip)`` left out, at most ``per_sample`` per sample (the largest).
+
+    They are exact configuration rows (each attains the extreme total gain of its budget), so adding them to
+    a working set is always valid; they are the rows a small move of the model can make maximal."""
+    parts = []
+    for family in inst.label_families():
+        penalty = lam * (distance + family.extra_cost)
+        for e, G in enumerate(extremes):
+            vals = inst.loss.value(family.sigma[:, None] * (f0[:, None] + G) - family.shift[:, None])
+            vals = vals - penalty[None, :] - s[:, None]
+            if reachable is not None:
+                vals = np.where(reachable, vals, -np.inf)
+            n, j = np.nonzero(vals >= (best - margin)[:, None])
+            keep = ~((j == chosen[0][n]) & (e == chosen[1][n]) & (family.flip == chosen[2][n]))
+            n, j = n[keep], j[keep]
+            parts.append((n, j, np.full(n.size, e), np.full(n.size, family.flip, dtype=bool), vals[n, j]))
+    if not parts:
+        empty = np.zeros(0, dtype=int)
+        return empty, empty, empty, np.zeros(0, dtype=bool)
+    n, j, e, flip, val = (np.concatenate(a) for a in zip(*parts))
+    order = np.lexsort((-val, n))                              # per sample, largest first
+    n, j, e, flip = n[order], j[order], e[order], flip[order]
+    first = np.searchsorted(n, n)                              # index of each sample's first candidate
+    rank = np.arange(n.size) - first
+    keep = rank < per_sample
+    return n[keep], j[keep], e[keep], flip[keep]
+
+
+def configuration_rows(inst: "DROInstance", sample: np.ndarray, Z: np.ndarray, distance: np.ndarray,
+                       flip: np.ndarray) -> "ConfigurationRows":
+    """Rows of the given samples and configurations, with cost ``distance + kappa flip``."""
+    from .enumeration import ConfigurationRows
+    kappa = inst.metric.kappa
+    cost = distance + np.where(flip, kappa if np.isfinite(kappa) else 0.0, 0.0)
+    return ConfigurationRows(sample=np.asarray(sample, dtype=int), Z=Z, cost=cost, flip=np.asarray(flip, bool))
 
 
 def one_row_per_sample(inst: "DROInstance", Z: np.ndarray, distance: np.ndarray, flip: np.ndarray,

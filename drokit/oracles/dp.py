@@ -43,7 +43,8 @@ from typing import List, Tuple
 import numpy as np
 
 from ..models.instance import DROInstance
-from .base import Separation, SeparationOracle, best_over_budgets, one_row_per_sample
+from .base import (NEAR_LIMIT, Separation, SeparationOracle, best_over_budgets, configuration_rows,
+                   near_over_budgets, one_row_per_sample)
 from .lattice import MAX_BUDGETS, budget_lattice, layer_costs, round_budgets
 
 
@@ -189,12 +190,20 @@ class DPOracle(SeparationOracle):
                                                                rows[sel])
         return Z
 
-    def separate(self, intercept, coef, lam, s, near_margin: float = 0.0) -> Separation:
-        """Most violated row per sample (``near_margin`` is ignored: one row per sample)."""
+    def separate(self, intercept, coef, lam, s, near_margin: float = 0.0, near_limit: int = NEAR_LIMIT) -> Separation:
+        """Most violated row per sample; with ``near_margin > 0`` also the other (budget, extreme, label)
+        candidates within ``near_margin`` of the maximum (:func:`~.base.near_over_budgets`)."""
         coef = np.asarray(coef, dtype=float)
+        s = np.asarray(s, dtype=float)
         f0 = self._design @ coef + intercept
         extremes, paths = self.extreme_gains(coef)
         violation, j, which, flip = best_over_budgets(self.inst, f0, extremes, self.distance,
-                                                      lam, np.asarray(s, dtype=float), self.reachable)
+                                                      lam, s, self.reachable)
         Z = self.configurations(paths, which, j)
-        return one_row_per_sample(self.inst, Z, self.distance[j], flip, violation)
+        sep = one_row_per_sample(self.inst, Z, self.distance[j], flip, violation)
+        if near_margin > 0:
+            n, jn, en, fn = near_over_budgets(self.inst, f0, extremes, self.distance, lam, s, self.reachable,
+                                              violation, (j, which, flip), near_margin, near_limit)
+            sep.near = configuration_rows(self.inst, n, self.configurations(paths, en, jn, rows=n),
+                                          self.distance[jn], fn)
+        return sep

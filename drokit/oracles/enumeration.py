@@ -16,7 +16,7 @@ from typing import List
 import numpy as np
 
 from ..models.instance import DROInstance
-from .base import Separation, SeparationOracle
+from .base import NEAR_LIMIT, Separation, SeparationOracle
 
 
 @dataclass
@@ -131,7 +131,7 @@ class EnumerationOracle(SeparationOracle):
         f = self._design @ coef + intercept
         return self.inst.loss.value(self._sign * f - self._shift)
 
-    def separate(self, intercept, coef, lam, s, near_margin: float = 0.0) -> Separation:
+    def separate(self, intercept, coef, lam, s, near_margin: float = 0.0, near_limit: int = NEAR_LIMIT) -> Separation:
         phi = self.losses(intercept, coef) - lam * self.rows.cost - s[self.rows.sample]
         sample = self.rows.sample
         order = np.lexsort((-phi, sample))
@@ -140,7 +140,9 @@ class EnumerationOracle(SeparationOracle):
         best[sample[first]] = phi[first]
         near = np.zeros(0, dtype=int)
         if near_margin > 0:
-            near = np.flatnonzero(phi >= best[sample] - near_margin)
-            near = np.setdiff1d(near, first)
+            near = np.setdiff1d(np.flatnonzero(phi >= best[sample] - near_margin), first)
+            near = near[np.lexsort((-phi[near], sample[near]))]           # per sample, largest first
+            rank = np.arange(near.size) - np.searchsorted(sample[near], sample[near])
+            near = near[rank < near_limit]
         return Separation(rows=take_rows(self.rows, first), violation=best,
                           near=take_rows(self.rows, near))

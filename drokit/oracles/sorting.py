@@ -43,7 +43,7 @@ import numpy as np
 
 from ..exceptions import ParameterError
 from ..models.instance import DROInstance
-from .base import Separation, SeparationOracle, best_over_budgets, one_row_per_sample
+from .base import NEAR_LIMIT, Separation, SeparationOracle, best_over_budgets, one_row_per_sample
 
 #: relative tolerance under which mutable weights count as equal
 EQUAL_WEIGHTS_RTOL = 1e-12
@@ -140,8 +140,8 @@ class SortingOracle(SeparationOracle):
         return totals, rank
 
     # ------------------------------------------------------------- interface
-    def separate(self, intercept, coef, lam, s, near_margin: float = 0.0) -> Separation:
-        """Most violated row per sample (``near_margin`` is ignored: one row per sample)."""
+    def separate(self, intercept, coef, lam, s, near_margin: float = 0.0, near_limit: int = NEAR_LIMIT) -> Separation:
+        """Most violated row per sample (``near_margin`` and ``near_limit`` are ignored: one row per sample)."""
         coef = np.asarray(coef, dtype=float)
         f0 = self._design @ coef + intercept
         up, up_level, down, down_level = self._gains(coef)
