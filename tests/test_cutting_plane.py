@@ -59,6 +59,20 @@ def test_cut_policies_reach_the_same_optimum(cuts):
     assert res.objective == pytest.approx(ref, rel=1e-6)
 
 
+def test_dp_near_rows_join_the_masters_and_keep_the_optimum():
+    """``near_margin`` with the default (DP) oracle: the masters get the near-active rows too (a larger
+    working set than the maximizers alone), and the optimum is the monolithic one."""
+    X, y, kw = _data("classification", seed=3)
+    prob = _problem(dk.losses.Logistic(), "classification", 1.0, 1, 1)
+    ref = prob.compile(X, y, method="monolithic", **kw).solve().objective
+    plain_opts = {"phase_one": False, "structured_master": False}
+    plain = prob.compile(X, y, method="cutting_plane", **kw).solve(method_options=plain_opts)
+    near = prob.compile(X, y, method="cutting_plane", **kw).solve(method_options={**plain_opts, "near_margin": 0.5})
+    assert near.status == plain.status == "optimal"
+    assert near.objective == pytest.approx(ref, rel=1e-6)
+    assert sum(r.added_rows for r in near.history) > sum(r.added_rows for r in plain.history)
+
+
 def test_progress_display_is_silenceable(capsys):
     X, y, kw = _data("classification", seed=1)
     prob = _problem(dk.losses.Logistic(), "classification", np.inf, 1, 1)

@@ -57,6 +57,20 @@ class SeparationOracle:
         return float(lam_ * radius + self.inst.p @ sep.violation)
 
 
+def _candidate_values(inst: "DROInstance", f0: np.ndarray, extremes: Sequence[np.ndarray], distance: np.ndarray,
+                      lam: float, s: np.ndarray, reachable: np.ndarray | None):
+    """Per label family and extreme ``e``: ``(family, e, values)``, ``values`` the ``(N, B)`` table of
+    ``L(sigma_f (f0 + G_e[:, j]) - shift_f) - lam (distance_j + extra_f) - s`` (``-inf`` where unreachable)."""
+    for family in inst.label_families():
+        penalty = lam * (distance + family.extra_cost)
+        for e, G in enumerate(extremes):
+            vals = inst.loss.value(family.sigma[:, None] * (f0[:, None] + G) - family.shift[:, None])
+            vals = vals - penalty[None, :] - s[:, None]
+            if reachable is not None:
+                vals = np.where(reachable, vals, -np.inf)
+            yield family, e, vals
+
+
 def best_over_budgets(inst: "DROInstance", f0: np.ndarray, extremes: Sequence[np.ndarray],
                       distance: np.ndarray, lam: float, s: np.ndarray, reachable: np.ndarray | None = None
                       ) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -76,18 +90,12 @@ def best_over_budgets(inst: "DROInstance", f0: np.ndarray, extremes: Sequence[np
     N = f0.shape[0]
     idx = np.arange(N)
     values, budget, extreme, flips = [], [], [], []
-    for family in inst.label_families():
-        penalty = lam * (distance + family.extra_cost)
-        for e, G in enumerate(extremes):
-            vals = inst.loss.value(family.sigma[:, None] * (f0[:, None] + G) - family.shift[:, None])
-            vals = vals - penalty[None, :] - s[:, None]
-            if reachable is not None:
-                vals = np.where(reachable, vals, -np.inf)
-            j = np.argmax(vals, axis=1)
-            values.append(vals[idx, j])
-            budget.append(j)
-            extreme.append(np.full(N, e))
-            flips.append(np.full(N, family.flip))
+    for family, e, vals in _candidate_values(inst, f0, extremes, distance, lam, s, reachable):
+        j = np.argmax(vals, axis=1)
+        values.append(vals[idx, j])
+        budget.append(j)
+        extreme.append(np.full(N, e))
+        flips.append(np.full(N, family.flip))
     values = np.vstack(values)
     best = np.argmax(values, axis=0)
     return (values[best, idx], np.vstack(budget)[best, idx], np.vstack(extreme)[best, idx],
@@ -105,17 +113,11 @@ def near_over_budgets(inst: "DROInstance", f0: np.ndarray, extremes: Sequence[np
     They are exact configuration rows (each attains the extreme total gain of its budget), so adding them to
     a working set is always valid; they are the rows a small move of the model can make maximal."""
     parts = []
-    for family in inst.label_families():
-        penalty = lam * (distance + family.extra_cost)
-        for e, G in enumerate(extremes):
-            vals = inst.loss.value(family.sigma[:, None] * (f0[:, None] + G) - family.shift[:, None])
-            vals = vals - penalty[None, :] - s[:, None]
-            if reachable is not None:
-                vals = np.where(reachable, vals, -np.inf)
-            n, j = np.nonzero(vals >= (best - margin)[:, None])
-            keep = ~((j == chosen[0][n]) & (e == chosen[1][n]) & (family.flip == chosen[2][n]))
-            n, j = n[keep], j[keep]
-            parts.append((n, j, np.full(n.size, e), np.full(n.size, family.flip, dtype=bool), vals[n, j]))
+    for family, e, vals in _candidate_values(inst, f0, extremes, distance, lam, s, reachable):
+        n, j = np.nonzero(vals >= (best - margin)[:, None])
+        keep = ~((j == chosen[0][n]) & (e == chosen[1][n]) & (family.flip == chosen[2][n]))
+        n, j = n[keep], j[keep]
+        parts.append((n, j, np.full(n.size, e), np.full(n.size, family.flip, dtype=bool), vals[n, j]))
     if not parts:
         empty = np.zeros(0, dtype=int)
         return empty, empty, empty, np.zeros(0, dtype=bool)
@@ -142,9 +144,7 @@ def one_row_per_sample(inst: "DROInstance", Z: np.ndarray, distance: np.ndarray,
     """A :class:`Separation` with row ``n`` = sample ``n``, configuration ``Z[n]``, cost
     ``distance[n] + kappa flip[n]`` and no near-active rows."""
     from .enumeration import ConfigurationRows
-    kappa = inst.metric.kappa
-    cost = distance + np.where(flip, kappa if np.isfinite(kappa) else 0.0, 0.0)
-    rows = ConfigurationRows(sample=np.arange(Z.shape[0]), Z=Z, cost=cost, flip=flip)
+    rows = configuration_rows(inst, np.arange(Z.shape[0]), Z, distance, flip)
     empty = ConfigurationRows(np.zeros(0, int), np.zeros((0, Z.shape[1]), int), np.zeros(0),
                               np.zeros(0, bool))
     return Separation(rows=rows, violation=violation, near=empty)
