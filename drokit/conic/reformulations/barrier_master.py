@@ -70,6 +70,10 @@ STALL_CENTERINGS = 2
 PROX = 1.0
 #: the method gives up when the oracle finds new rows for more than this fraction of the samples at once
 MAX_NEW_FRACTION = 0.1
+#: ... but never for fewer new rows than this: on a small problem one new row is cheap to add (N = 8: one row
+#: was "more than 10 %", the method gave up and the conic masters certified to their coarser max(1, |F|) gap,
+#: 1.2e-6 relative above the optimum; fuzz seed 165)
+MIN_NEW_ROWS = 20
 #: smallest ``mu`` (relative to ``max(1, |F|)``) tried before giving up
 MU_MIN = 1e-14
 #: terms with a weight ``mu w_r`` below this times ``p_n`` are left out of the loss-curvature Gram product
@@ -214,7 +218,7 @@ def barrier_master(inst: DROInstance, oracle, rows: ConfigurationRows, intercept
 
     It gives up (``certified=False``, the best point and bound so far) when a centering needs more than
     ``CENTERING_MAX_STEPS`` Newton steps or the oracle finds new rows for more than ``MAX_NEW_FRACTION`` of
-    the samples at once: the working set was far from the optimum's, which the conic masters' trust region
+    the samples (and more than ``MIN_NEW_ROWS``) at once: the working set was far from the optimum's, which the conic masters' trust region
     handles better (census-like data: 48 then 252 steps, 32,561 new rows)."""
     from ...evaluation.lower_bound import lagrangian_bound
     from ...evaluation.worst_case import lambda_floor
@@ -285,7 +289,7 @@ def barrier_master(inst: DROInstance, oracle, rows: ConfigurationRows, intercept
             if log is not None:
                 log(f"barrier master: bounds unchanged over {stalled} centerings; giving up")
             break
-        if fresh.size > MAX_NEW_FRACTION * N:
+        if fresh.size > max(MAX_NEW_FRACTION * N, MIN_NEW_ROWS):
             if log is not None:
                 log(f"barrier master: {fresh.size} new rows at once; giving up")
             break
