@@ -95,6 +95,11 @@ CONE_BARRIER_WEIGHT = 0.1
 #: its minimizer moves when the missing rows join anyway.  Census-like 32,561 rows, kappa = inf, radius 0.1:
 #: phase 1 57 s, 19 solves, ~560 Newton steps (60-step solves at tau = 1e-4) -> 12 s, 10 solves, 173 steps
 INEXACT = 0.1
+#: solves at the last temperature that still find rows missing before phase 1 stops unconverged.  On the
+#: 300-level table (5,000 rows, kappa = inf, radius 0.01) phase 1 spent 26 such solves (45-60 Newton steps each)
+#: creeping from 0.518 to 0.495: 76 s of an 84 s fit; stopped after 6, the trust-region masters finish in 5 rounds
+#: (28 s).  Fits that settle there need 1-4 (synthetic 10 + 10, census-like)
+FLOOR_SOLVES = 6
 #: the Hessian's Gram products skip the terms whose softmax weight is below this times ``tau``
 #: (:meth:`_SmoothedMaster.derivatives`)
 HESSIAN_DROP = 1e-12
@@ -230,7 +235,7 @@ def _newton(master: _SmoothedMaster, theta: np.ndarray, tau: float, mu: float,
 
 def phase_one(inst: DROInstance, oracle, *, tau0: float = 1e-1, tau_min: float = 1e-4,
               margin: float = 1e-2, max_solves: int = 60, prox: float = 1.0,
-              inexact: float = INEXACT,
+              inexact: float = INEXACT, floor_solves: int = FLOOR_SOLVES,
               certify_tol: Optional[float] = None,
               log: Optional[Callable[[str], None]] = None) -> PhaseOneResult:
     """Approximate minimization of the exact objective by smoothed Newton cutting planes (module
@@ -238,6 +243,9 @@ def phase_one(inst: DROInstance, oracle, *, tau0: float = 1e-1, tau_min: float =
 
     ``inexact``: each smoothed master is solved to a decrement of ``inexact`` times the last model error
     (:data:`INEXACT`), at least ``1e-3 tau``.
+
+    ``floor_solves``: at most this many solves at ``tau_min`` that still find rows missing (:data:`FLOOR_SOLVES`);
+    phase 1 then stops unconverged (its point and the maximizers there seed the conic masters).
 
     ``certify_tol``: also try to *certify* the point: at ``tau_min`` the smoothed dual point
     (:meth:`_SmoothedMaster.dual_point`) gives a Lagrangian lower bound, and the fit needs no master when
@@ -274,6 +282,7 @@ def phase_one(inst: DROInstance, oracle, *, tau0: float = 1e-1, tau_min: float =
     lower, dual = -np.inf, None
     bound_time = 0.0
     model_error = 0.0
+    at_floor = 0
     while solves < max_solves:
         master.center, master.prox = best, prox * tau
         # a model that missed rows by ``model_error`` at the last point is solved only to a fraction of that
@@ -305,6 +314,10 @@ def phase_one(inst: DROInstance, oracle, *, tau0: float = 1e-1, tau_min: float =
         if certify_tol is not None and upper - lower <= certify_tol * max(1.0, abs(upper)):
             converged = certified = True
             break
+        if tau <= floor * (1 + 1e-9):
+            at_floor += 1
+        if not settled and at_floor >= floor_solves:
+            break                          # still missing rows at tau_min: the conic masters do better from here
         if not settled:
             continue                       # the working set misses rows that matter at this tau
         if tau <= floor:
