@@ -122,12 +122,16 @@ def near_over_budgets(inst: "DROInstance", f0: np.ndarray, extremes: Sequence[np
         empty = np.zeros(0, dtype=int)
         return empty, empty, empty, np.zeros(0, dtype=bool)
     n, j, e, flip, val = (np.concatenate(a) for a in zip(*parts))
-    order = np.lexsort((-val, n))                              # per sample, largest first
-    n, j, e, flip = n[order], j[order], e[order], flip[order]
-    first = np.searchsorted(n, n)                              # index of each sample's first candidate
-    rank = np.arange(n.size) - first
-    keep = rank < per_sample
+    keep = largest_per_sample(n, val, per_sample)
     return n[keep], j[keep], e[keep], flip[keep]
+
+
+def largest_per_sample(sample: np.ndarray, value: np.ndarray, limit: int) -> np.ndarray:
+    """Indices of the at most ``limit`` largest ``value`` of every sample, grouped by sample, largest first."""
+    order = np.lexsort((-value, sample))
+    ordered = sample[order]
+    rank = np.arange(order.size) - np.searchsorted(ordered, ordered)   # position within the sample's group
+    return order[rank < limit]
 
 
 def configuration_rows(inst: "DROInstance", sample: np.ndarray, Z: np.ndarray, distance: np.ndarray,

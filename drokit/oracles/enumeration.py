@@ -16,7 +16,7 @@ from typing import List
 import numpy as np
 
 from ..models.instance import DROInstance
-from .base import NEAR_LIMIT, Separation, SeparationOracle
+from .base import NEAR_LIMIT, Separation, SeparationOracle, largest_per_sample
 
 
 @dataclass
@@ -141,8 +141,6 @@ class EnumerationOracle(SeparationOracle):
         near = np.zeros(0, dtype=int)
         if near_margin > 0:
             near = np.setdiff1d(np.flatnonzero(phi >= best[sample] - near_margin), first)
-            near = near[np.lexsort((-phi[near], sample[near]))]           # per sample, largest first
-            rank = np.arange(near.size) - np.searchsorted(sample[near], sample[near])
-            near = near[rank < near_limit]
+            near = near[largest_per_sample(sample[near], phi[near], near_limit)]
         return Separation(rows=take_rows(self.rows, first), violation=best,
                           near=take_rows(self.rows, near))

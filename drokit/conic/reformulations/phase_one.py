@@ -314,7 +314,7 @@ def phase_one(inst: DROInstance, oracle, *, tau0: float = 1e-1, tau_min: float =
         if certify_tol is not None and upper - lower <= certify_tol * max(1.0, abs(upper)):
             converged = certified = True
             break
-        if tau <= floor * (1 + 1e-9):
+        if tau <= floor * (1 + 1e-9):      # the last temperature (tau * 0.1 may land a rounding error above floor)
             at_floor += 1
         if not settled and at_floor >= floor_solves:
             break                          # still missing rows at tau_min: the conic masters do better from here
