@@ -271,7 +271,8 @@ def test_default_fit_equals_the_reference_optimum(i):
         out = rec.barrier[-1]
         # its tol is gap_tol / 10; it also accepts gap_tol once its bounds stall (barrier_master accept=)
         assert out.upper_bound - out.lower_bound <= 1e-6 * scale(out.upper_bound)
-        assert res.coef == pytest.approx(out.coef, abs=0) and res.lower_bound >= out.lower_bound
+        # the fit re-evaluates the method's dual point: equal up to rounding, or better
+        assert res.coef == pytest.approx(out.coef, abs=0) and res.lower_bound >= out.lower_bound - 1e-14 * scale(opt)
         assert res.n_configuration_rows == out.rows.size
         record = res.auxiliary["barrier_master"]                  # what the fit reports of it
         assert (record["centerings"], record["newton_steps"], record["working_rows"]) == \
@@ -426,6 +427,56 @@ def _epigraph(di, rows):
     return bmm._EpigraphBarrier(di, rows, free, cone), offset, dim
 
 
+def _lifted(master, theta, margin):
+    """Epigraph levels ``max_{r of n} v_r(theta) + margin`` per sample (every slack at least ``margin``)."""
+    _, ell, _, _ = master.terms(theta)
+    return np.maximum.reduceat(ell - theta[-1] * master.cost, master.starts) + margin
+
+
+@pytest.mark.parametrize("i", DIRECT + [3, 16, 23], ids=[case_id(CASES[i]) for i in DIRECT + [3, 16, 23]])
+def test_epigraph_levels_are_the_exact_minimizers(i):
+    """``_EpigraphBarrier.epigraph``: per sample, ``s*`` is the root of ``sum_r mu / (s - v_r) = p_n`` above
+    ``max_r v_r`` (found again by bisection in scipy's brentq on a bracket of its own); ``settled`` is
+    ``f_mu(theta, s*)``, below ``f_mu(theta, s)`` at every other feasible ``s`` (partial minimization), for
+    ``mu`` from 1e-14 to 1, on working sets with one to all rows per sample."""
+    from scipy.optimize import brentq
+    di, _ = bound_instance(instance(i))
+    rng = np.random.default_rng(7 + i)
+    every = enumerate_configurations(di)
+    nominal = enumerate_configurations(di, nominal_only=True)
+    for draw_ in range(6):
+        keep = rng.random(every.size) < (1.0 if draw_ % 3 == 0 else 0.3)
+        rows = unique_rows(concat_rows([nominal, take_rows(every, np.flatnonzero(keep))]))
+        master, offset, dim = _epigraph(di, rows)
+        theta = np.zeros(dim)
+        theta[:-1] = rng.normal(scale=rng.choice([0.1, 1.0, 3.0]), size=dim - 1)
+        theta[-1] = max(lambda_floor(di, theta[offset:-1]), master.barrier.lam0) * 1.5 + 0.1
+        mu = 10.0 ** rng.uniform(-14, 0)
+        value, s, (slack_at, _, _) = master.settled(theta, mu)
+        _, ell, _, _ = master.terms(theta)
+        v = ell - theta[-1] * master.cost
+        for n in range(di.n_samples):
+            vn = v[master.segment == n]
+            p = master.p[n]
+            gap = vn.max() - vn                # in x = s - max v: no cancellation at mu = 1e-14
+            root = brentq(lambda x: np.sum(mu / (x + gap)) - p, mu / p * (1 - 1e-9), vn.size * mu / p * (1 + 1e-9),
+                          xtol=1e-300, rtol=1e-15)
+            assert s[n] - vn.max() == pytest.approx(root, rel=1e-6), (draw_, n, vn.size, mu)
+        masses = np.add.reduceat(mu / slack_at, master.starts)
+        assert masses == pytest.approx(master.p, rel=1e-9)
+        top = np.maximum.reduceat(v, master.starts)
+        gap = top[master.segment] - v
+        excess = np.minimum.reduceat(slack_at, master.starts)      # s*_n - max_r v_r
+        bv = master.barrier(theta, mu)[0]
+
+        def f_mu(excess):                 # f_mu(theta, max v + excess), slacks formed without cancellation
+            return theta[-1] * di.radius + master.p @ (top + excess) - mu * np.sum(np.log(gap + excess[master.segment])) + bv
+        assert value == pytest.approx(f_mu(excess), rel=1e-12, abs=1e-14)
+        for _ in range(5):       # any other feasible s is worse
+            factor = np.where(rng.random(di.n_samples) < 0.5, np.exp(rng.normal(scale=0.5, size=di.n_samples)), 1.0)
+            assert value <= f_mu(excess * factor) + 1e-12 * max(1.0, abs(value)), draw_
+
+
 @pytest.mark.parametrize("i", DIRECT + [3, 16, 23], ids=[case_id(CASES[i]) for i in DIRECT + [3, 16, 23]])
 def test_barrier_dual_point_at_arbitrary_points_and_mu_is_below_the_optimum(i):
     """``m_r = mu / d_r`` with slopes ``L'(u_r)`` at a random strictly feasible ``(theta, s)`` and a random
@@ -451,7 +502,7 @@ def test_barrier_dual_point_at_arbitrary_points_and_mu_is_below_the_optimum(i):
         theta[-1] = floor * (1 + rng.uniform(0.01, 2.0)) + rng.uniform(1e-3, 1.0)
         assert master.barrier.feasible(theta)
         margin = rng.uniform(1e-4, 1.0, size=di.n_samples)
-        s = bmm._lifted(master, theta, np.full(di.n_samples, -np.inf), 0.0) + margin
+        s = _lifted(master, theta, 0.0) + margin
         mu = 10.0 ** rng.uniform(-6, 0)
         slack, slope, _ = master.slacks(theta, s)
         assert np.all(slack > 0)
@@ -461,7 +512,7 @@ def test_barrier_dual_point_at_arbitrary_points_and_mu_is_below_the_optimum(i):
         # the Newton direction's weights are the same 1 / d_r (with the master's proximal term, which makes
         # the reduced Hessian nonsingular at any point)
         master.center, master.prox = theta.copy(), bmm.PROX * mu * di.n_samples
-        _, _, _, w, _ = master.direction(theta, s, mu)
+        _, _, w, _ = master.direction(theta, s, mu)
         assert np.allclose(w, 1.0 / slack)
         values.append(bound.value)
     assert np.isfinite(values).sum() >= 5, values      # the repair succeeds: the check is not vacuous
@@ -492,9 +543,9 @@ def _uncentered_gram(terms, idx, ss, mean_weight, gram_weight):
 def _scaled_direction(factor):
     real = bmm._EpigraphBarrier.direction
 
-    def direction(self, theta, s, mu):
-        dtheta, ds, dec2, w, slope = real(self, theta, s, mu)
-        return factor * dtheta, factor * ds, dec2, w, slope
+    def direction(self, theta, s, mu, at=None):
+        dtheta, dec2, w, slope = real(self, theta, s, mu, at)
+        return factor * dtheta, dec2, w, slope
     return direction
 
 
@@ -508,13 +559,17 @@ def _slopes_shifted(shift):
 
 
 MUTATIONS = {
-    "schur_without_G_gs": lambda: ("direction", _mutated_direction_source("g_red = g_t + G.T @ g_s", "g_red = g_t")),
-    "schur_without_centering": lambda: ("direction", _mutated_direction_source(
-        "self.centered_gram(multi, ss, w2, mu * w2)", "_uncentered_gram(self, multi, ss, w2, mu * w2)",
-        _uncentered_gram=_uncentered_gram)),
-    "direction_x2.5": lambda: ("direction", _scaled_direction(2.5)),
-    "direction_x0.2": lambda: ("direction", _scaled_direction(0.2)),
-    "slopes_plus_0.3": lambda: ("row_dual", _slopes_shifted(0.3)),
+    "schur_without_G_gs": lambda: (bmm._EpigraphBarrier, "direction", _mutated_direction_source(
+        "g_red = g_t.copy()", "g_red = g_t.copy(); g_s = 0.0 * g_s")),
+    "schur_without_centering": lambda: (bmm._EpigraphBarrier, "direction", _mutated_direction_source(
+        "self.centered_gram(self.multi_terms, ss, w2, mu * w2)",
+        "_uncentered_gram(self, self.multi_terms, ss, w2, mu * w2)", _uncentered_gram=_uncentered_gram)),
+    "direction_x2.5": lambda: (bmm._EpigraphBarrier, "direction", _scaled_direction(2.5)),
+    "direction_x0.2": lambda: (bmm._EpigraphBarrier, "direction", _scaled_direction(0.2)),
+    "slopes_plus_0.3": lambda: (RowTerms, "row_dual", _slopes_shifted(0.3)),
+    # the epigraph levels s* one safeguarded Newton step from the bracket's end: not the minimizer, masses that do
+    # not sum to p_n
+    "epigraph_one_iteration": lambda: (bmm, "EPIGRAPH_ITERATIONS", 1),
 }
 
 
@@ -527,9 +582,9 @@ def test_mutated_barrier_master_never_gives_a_wrong_certified_fit(mutation):
     for i in MUTATED:
         inst = instance(i)
         base_res, base_rec, ref = outcome(i)
-        attr, mutant = MUTATIONS[mutation]()
+        owner, attr, mutant = MUTATIONS[mutation]()
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(bmm._EpigraphBarrier if attr == "direction" else RowTerms, attr, mutant)
+            mp.setattr(owner, attr, mutant)
             res, rec = fit_recorded(inst)
         check_fit(inst, res, ref, mutation)
         opt, tol = ref.opt, BOUND_RTOL * scale(ref.opt)
@@ -581,10 +636,10 @@ def test_direction_mutations_change_the_newton_direction():
     theta = np.zeros(dim)
     theta[:-1] = rng.normal(size=dim - 1)
     theta[-1] = lambda_floor(di, theta[offset:-1]) + 1.0
-    s = bmm._lifted(master, theta, np.full(di.n_samples, -np.inf), 0.3) + rng.uniform(0, 1, di.n_samples)
+    s = _lifted(master, theta, 0.3) + rng.uniform(0, 1, di.n_samples)
     real = master.direction(theta, s, 1e-2)[0]
     for name in ("schur_without_G_gs", "schur_without_centering"):
-        mutant = MUTATIONS[name]()[1]
+        mutant = MUTATIONS[name]()[2]
         assert not np.allclose(mutant(master, theta, s, 1e-2)[0], real), name
 
 

@@ -27,6 +27,8 @@ from .dual import row_design
 #: a term design is kept dense when it has at most this many entries (3.2e7: 256 MB; synthetic 10 + 10 at
 #: N = 100,000, phase 1's 283,726 terms x 61 columns, are dense: scipy.sparse products were most of its time)
 DENSE_TERMS_LIMIT = 32_000_000
+#: :meth:`RowTerms.weighted_gram` gathers its terms' rows when they are fewer than this fraction of all terms
+GATHER_FRACTION = 0.5
 
 
 class RowTerms:
@@ -66,7 +68,7 @@ class RowTerms:
     def terms(self, theta: np.ndarray):
         """Per term: ``u``, the loss value ``l`` (``a_j u + b_j`` for a piece), its slope and curvature
         (``None`` for pieces)."""
-        u = self.sigma * ((self.A if self.dense is None else self.dense) @ theta[:-1]) - self.shift
+        u = self.sigma * self.matvec(theta[:-1]) - self.shift
         if self.slope is None:
             loss = self.inst.loss
             return u, loss.value(u), loss.derivative(u), loss.second_derivative(u)
@@ -96,9 +98,22 @@ class RowTerms:
         return Jc.T @ (gram_weight[idx, None] * Jc), G, segments
 
     def weighted_gram(self, idx: np.ndarray, weight: np.ndarray) -> np.ndarray:
-        """``sum_r weight_r a_r a_r'`` over the terms ``idx`` (the loss-curvature part of a Hessian)."""
-        D = self.design(idx)
-        return D.T @ (weight[idx, None] * D)
+        """``sum_r weight_r a_r a_r'`` over the terms ``idx`` (the loss-curvature part of a Hessian; ``weight >= 0``),
+        as ``X' X`` with ``X = diag(sqrt(weight)) A`` (numpy computes ``X.T @ X`` as one symmetric rank-k update,
+        half a general product's work).  When ``idx`` holds most terms the dense design is scaled whole with zero
+        weights elsewhere rather than gathered (synthetic 10 + 10, N = 100,000: 76 -> 34 ms per Gram)."""
+        root = np.sqrt(np.maximum(weight[idx], 0.0))
+        if self.dense is not None and idx.size >= GATHER_FRACTION * self.n_terms:
+            full = np.zeros(self.n_terms)
+            full[idx] = root
+            X = self.dense * full[:, None]
+        else:
+            X = self.design(idx) * root[:, None]
+        return X.T @ X
+
+    def matvec(self, x: np.ndarray) -> np.ndarray:
+        """``A x`` over the terms."""
+        return self.A @ x if self.dense is None else self.dense @ x
 
     def matvec_T(self, w: np.ndarray) -> np.ndarray:
         """``A' w`` over the terms."""
