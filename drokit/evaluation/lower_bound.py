@@ -377,14 +377,30 @@ def _repair_free_columns(A_C: sp.csr_matrix, target: np.ndarray, mass, sigma, sl
     return out
 
 
+#: :func:`_weighted_gram` densifies a design of at most this many entries (256 MB)
+DENSE_GRAM_LIMIT = 32_000_000
+
+
+def _weighted_gram(A: sp.csr_matrix, w: np.ndarray) -> np.ndarray:
+    """``A' diag(w) A`` for ``w >= 0``: as ``X' X`` with ``X = diag(sqrt(w)) A`` dense when it fits in
+    :data:`DENSE_GRAM_LIMIT` (one symmetric rank-k update; scipy.sparse's product of a 110,000-row design with few
+    columns took 0.3 s of a 0.4 s bound), by sparse products otherwise."""
+    root = np.sqrt(np.maximum(w, 0.0))
+    if A.shape[0] * A.shape[1] <= DENSE_GRAM_LIMIT:
+        X = A.toarray() if sp.issparse(A) else np.array(A, dtype=float)
+        X *= root[:, None]
+        return X.T @ X
+    X = sp.csr_matrix(A.multiply(root[:, None]))
+    return np.asarray((X.T @ X).todense())
+
+
 def _least_norm_step(A_C, target, mass, sigma, alpha, room, lo, hi) -> Optional[np.ndarray]:
     """``alpha + r sigma (A_C c)`` with ``c`` solving ``A_C^T diag(m r) A_C c = target - A_C^T (m alpha sigma)``;
     ``None`` when some ``|(A_C c)_k| > 1`` (the step would leave the room)."""
     g = A_C.T @ (mass * alpha * sigma) - target
     if not np.any(g):
         return alpha
-    w = mass * room
-    gram = np.asarray((A_C.T @ sp.csr_matrix(A_C.multiply(w[:, None]))).todense())
+    gram = _weighted_gram(A_C, mass * room)
     if not (np.all(np.isfinite(gram)) and np.all(np.isfinite(g))):
         return None
     try:

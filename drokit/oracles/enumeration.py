@@ -99,6 +99,48 @@ def row_keys(rows: ConfigurationRows) -> List[bytes]:
     return [k.tobytes() for k in key]
 
 
+class RowIndex:
+    """Exact membership of configuration rows, by their identity (sample, flip, categorical codes).
+
+    The identity is packed into one integer ``((sample * 2 + flip) * a_1 + z_1) * a_2 + ...`` (mixed radix over
+    the level counts ``a_l``) when that fits in 63 bits, and membership is a sorted search; otherwise it falls
+    back to a set of :func:`row_keys`.  (The set's per-row bytes cost 1 s of a 15 s fit at N = 100,000.)"""
+
+    def __init__(self, rows: ConfigurationRows, n_samples: int, levels: np.ndarray):
+        self.radix = np.asarray(levels, dtype=np.int64)
+        # largest code + 1 < 2^63: every factor checked in floating point with room to spare
+        span = float(max(n_samples, 1)) * 2.0 * float(np.prod(np.maximum(self.radix, 1).astype(float)))
+        self.packed = span < 2.0 ** 62
+        self._sorted = None
+        self._keys = None
+        self.add(rows)
+
+    def _pack(self, rows: ConfigurationRows) -> np.ndarray:
+        code = rows.sample.astype(np.int64) * 2 + rows.flip.astype(np.int64)
+        for l, a in enumerate(self.radix):
+            code = code * int(a) + rows.Z[:, l].astype(np.int64)
+        return code
+
+    def add(self, rows: ConfigurationRows) -> None:
+        """Index ``rows`` too."""
+        if self.packed:
+            code = self._pack(rows)
+            self._sorted = np.sort(code if self._sorted is None else np.concatenate([self._sorted, code]))
+        else:
+            self._keys = set(row_keys(rows)) if self._keys is None else self._keys | set(row_keys(rows))
+
+    def unseen(self, rows: ConfigurationRows) -> np.ndarray:
+        """Indices of the rows of ``rows`` that are not indexed."""
+        if rows.size == 0:
+            return np.zeros(0, dtype=int)
+        if self.packed:
+            code = self._pack(rows)
+            at = np.minimum(np.searchsorted(self._sorted, code), max(self._sorted.size - 1, 0))
+            found = self._sorted[at] == code if self._sorted.size else np.zeros(rows.size, dtype=bool)
+            return np.flatnonzero(~found)
+        return np.asarray([i for i, key in enumerate(row_keys(rows)) if key not in self._keys], dtype=int)
+
+
 def unique_rows(rows: ConfigurationRows) -> ConfigurationRows:
     """``rows`` without repeats (first occurrences kept, in order)."""
     if rows.size == 0:

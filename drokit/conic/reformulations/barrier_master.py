@@ -15,19 +15,23 @@ two exponential cones per row).  Here the problem is solved in its own variables
     f_mu(theta, s) = eps lambda + sum_n p_n s_n - mu sum_r log(s_n - v_r(theta)) + B_mu(theta)
 
 (``B_mu`` the cone barrier, :class:`.row_terms.ConeBarrier`) for ``mu`` shrinking tenfold.  Every ``s_n``
-couples with ``theta`` only, so it is eliminated from each Newton system by a Schur complement: with slacks
-``d_r = s_n - v_r``, weights ``w_r = 1 / d_r`` and ``G_n`` the ``w^2``-weighted mean of the term gradients
-``J_r = grad v_r`` over sample ``n``, the reduced Hessian is
+couples with ``theta`` only, and its minimizer given ``theta`` is the root of ``sum_{r of n} mu / (s - v_r) = p_n``
+above ``max_r v_r`` (``v_r + mu / p_n`` for one term; a vectorized safeguarded Newton solve otherwise,
+:meth:`_EpigraphBarrier.epigraph`).  So ``s`` is eliminated exactly and Newton runs on the smooth convex
+``phi_mu(theta) = min_s f_mu(theta, s)``, whose Hessian is the Schur complement of ``f_mu``'s at ``s*``: with
+slacks ``d_r = s*_n - v_r``, weights ``w_r = 1 / d_r`` and ``G_n`` the ``w^2``-weighted mean of the term gradients
+``J_r = grad v_r`` over sample ``n``,
 
     S = mu sum_n sum_{r of n} w_r^2 (J_r - G_n)(J_r - G_n)'  +  mu sum_r w_r L''(u_r) a_r a_r'  +  hess B_mu,
 
 a ``(d + 2)``-square matrix from two weighted Gram products (a sample with one term contributes only its
-loss curvature), the reduced gradient ``g_theta + sum_n G_n g_{s,n}``, and ``ds_n = -g_{s,n} / H_{ss,n} + G_n . dtheta``.
-A Newton step costs ``O(|W| d^2)``, like plain logistic regression's.
+loss curvature), and the gradient ``sum_r mu w_r J_r + (eps e_lambda) + grad B_mu``.  A Newton step costs
+``O(|W| d^2)``, like plain logistic regression's.  (Newton on ``(theta, s)`` jointly, the earlier design, moved
+``s_n`` by its linearization, which brought a sample's other rows to their boundary and cut the line search's
+steps for tens of iterations.)
 
 Rows: after each centering the oracle gives the exact objective at ``theta`` (an upper bound) and every
-sample's maximizing row; rows not in ``W`` join it (their samples' ``s_n`` raised to keep the slacks
-positive), so ``W`` grows only where the optimum needs it.
+sample's maximizing row; rows not in ``W`` join it, so ``W`` grows only where the optimum needs it.
 
 Certificate: on the central path the multipliers ``mu w_r`` of the epigraph constraints sum to ``p_n`` per
 sample (stationarity in ``s_n``) and make ``theta`` stationary, so the masses ``m_r = mu w_r`` with slopes
@@ -47,7 +51,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 import numpy as np
 
 from ...models.instance import DROInstance
-from ...oracles.enumeration import ConfigurationRows, concat_rows, row_keys, take_rows
+from ...oracles.enumeration import ConfigurationRows, concat_rows, take_rows
 from .row_terms import ConeBarrier, RowTerms, parameter_layout
 
 #: factor by which ``mu`` shrinks after each centering
@@ -332,7 +336,7 @@ def barrier_master(inst: DROInstance, oracle, rows: ConfigurationRows, intercept
             upper, best, best_s = value, (icpt, beta.copy(), lam_feasible), sep.violation
         model = float(theta[-1] * inst.radius + master.p @ s)        # the master's objective at its point
         history.append({"mu": mu, "steps": k, "upper": upper, "lower": lower, "rows": master.rows.size})
-        fresh = np.asarray([i for i, key in enumerate(row_keys(sep.rows)) if key not in master.keys], int)
+        fresh = master.index.unseen(sep.rows)
         if log is not None:
             log(f"barrier master: mu {mu:.1e} ({k} Newton steps) value {value:.10f} upper {upper:.10f} "
                 f"lower {lower:.10f} rows {master.rows.size} new {fresh.size}")

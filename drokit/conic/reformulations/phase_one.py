@@ -46,7 +46,7 @@ from typing import Callable, Optional, Tuple
 import numpy as np
 
 from ...models.instance import DROInstance
-from ...oracles.enumeration import (ConfigurationRows, concat_rows, enumerate_configurations, row_keys,
+from ...oracles.enumeration import (ConfigurationRows, concat_rows, enumerate_configurations,
                                     take_rows, unique_rows)
 from .row_terms import ConeBarrier, RowTerms, parameter_layout
 
@@ -293,7 +293,7 @@ def phase_one(inst: DROInstance, oracle, *, tau0: float = 1e-1, tau_min: float =
         calls += 1
         if value < upper:
             upper, best, best_sep = value, theta.copy(), sep
-        fresh = np.asarray([i for i, key in enumerate(row_keys(sep.rows)) if key not in master.keys], int)
+        fresh = master.index.unseen(sep.rows)
         # the smoothed model's own maximum at theta: how much the new rows matter
         master.prox = 0.0
         model = master.value(theta, tau, 0.0) - tau * master.log_count

@@ -1,0 +1,85 @@
+"""The building blocks of drokit's Newton-type masters (:mod:`drokit.conic.reformulations.row_terms`) and the
+row index of :mod:`drokit.oracles.enumeration`, against independent constructions on the fuzz instances: the dense
+term design equals the sparse design of the conic masters (``dual.row_design``) with the intercept column; the
+packed row index answers "which rows are new" as a set of the rows' identities does, in both of its modes."""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+import drokit as dk
+from drokit.conic.reformulations.dual import row_design
+from drokit.conic.reformulations.row_terms import RowTerms, dense_row_design
+from drokit.oracles.enumeration import (ConfigurationRows, RowIndex, concat_rows, count_configuration_rows,
+                                        enumerate_configurations, take_rows)
+
+sys.path.insert(0, os.path.dirname(__file__))
+import fuzz_instances as fz  # noqa: E402
+
+SEEDS = list(range(40))
+
+
+def _bound(seed: int):
+    inst = fz.draw_instance(seed)
+    problem = dk.Problem(loss=inst.loss_object(), ambiguity=dk.Wasserstein(inst.metric(), radius=inst.radius),
+                         task=inst.task)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return problem.bind(inst.frame(), inst.y.copy()).fitting_view()
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_dense_row_design_equals_the_sparse_design(seed):
+    di = _bound(seed)
+    rows = enumerate_configurations(di) if count_configuration_rows(di) <= 20_000 else \
+        enumerate_configurations(di, nominal_only=True)
+    dense = dense_row_design(di, rows)
+    sparse = row_design(di, rows).toarray()
+    expected = np.hstack([np.ones((rows.size, 1)), sparse]) if di.fit_intercept else sparse
+    assert dense.shape == expected.shape and np.array_equal(dense, expected)
+    rep = np.random.default_rng(seed).integers(0, rows.size, size=2 * rows.size)
+    assert np.array_equal(dense_row_design(di, rows, rep), expected[rep])
+    terms = RowTerms(di, rows)                     # sorted by sample, one term per loss piece
+    order = np.argsort(rows.sample, kind="stable")
+    pieces = 1 if di.loss.pieces is None else len(di.loss.pieces[0])
+    assert np.array_equal(terms.dense, np.repeat(expected[order], pieces, axis=0))
+
+
+def _reference_unseen(known: ConfigurationRows, rows: ConfigurationRows) -> np.ndarray:
+    def identity(r, k):
+        return (int(r.sample[k]), bool(r.flip[k]), tuple(int(v) for v in r.Z[k]))
+    seen = {identity(known, k) for k in range(known.size)}
+    return np.asarray([k for k in range(rows.size) if identity(rows, k) not in seen], dtype=int)
+
+
+def _random_rows(rng, n_samples, levels, size):
+    Z = np.column_stack([rng.integers(0, a, size=size) for a in levels]) if len(levels) else np.zeros((size, 0), int)
+    return ConfigurationRows(sample=rng.integers(0, n_samples, size=size), Z=Z.astype(np.int64),
+                             cost=rng.random(size), flip=rng.random(size) < 0.3)
+
+
+@pytest.mark.parametrize("levels", [[2, 3], [5] * 6, [2], [], [40] * 13, [300, 7, 2] * 5],
+                         ids=["small", "six", "one", "none", "wide-fallback", "wider-fallback"])
+def test_row_index_finds_exactly_the_new_rows(levels):
+    rng = np.random.default_rng(len(levels))
+    n = 50
+    known = _random_rows(rng, n, levels, 120)
+    index = RowIndex(known, n, np.asarray(levels, dtype=int))
+    assert index.packed == (n * 2.0 * float(np.prod(levels)) < 2.0 ** 62)
+    for _ in range(4):
+        # half drawn afresh, half copies of known rows (some with one code or the flip changed)
+        copies = take_rows(known, rng.integers(0, known.size, size=60))
+        if len(levels):
+            changed = rng.random(60) < 0.3
+            copies.Z[changed, 0] = (copies.Z[changed, 0] + 1) % levels[0]
+        copies.flip[rng.random(60) < 0.1] ^= True
+        query = concat_rows([_random_rows(rng, n, levels, 60), copies])
+        assert np.array_equal(index.unseen(query), _reference_unseen(known, query))
+        index.add(query)
+        known = concat_rows([known, query])
+        assert index.unseen(query).size == 0
