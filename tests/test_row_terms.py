@@ -83,3 +83,36 @@ def test_row_index_finds_exactly_the_new_rows(levels):
         index.add(query)
         known = concat_rows([known, query])
         assert index.unseen(query).size == 0
+
+
+@pytest.mark.parametrize("seed", [0, 3, 7, 11])
+def test_curvature_gram_stays_within_its_tolerance_of_the_exact_gram(seed, monkeypatch):
+    """``RowTerms.curvature_gram`` after a sequence of weight vectors (small drifts, a few jumps, terms switched
+    off and on): ``(1 - rtol) H <= H~ <= (1 + rtol) H`` in the Loewner order for the exact Gram ``H`` of the
+    current weights (the generalized eigenvalues of ``(H~, H)`` lie in ``[1 - rtol, 1 + rtol]``), and with
+    ``rtol = 0`` it is the exact Gram."""
+    import drokit.conic.reformulations.row_terms as rt
+    di = _bound(seed)
+    rows = enumerate_configurations(di) if count_configuration_rows(di) <= 20_000 else \
+        enumerate_configurations(di, nominal_only=True)
+    rng = np.random.default_rng(seed)
+    for rtol in (0.0, 0.1):
+        monkeypatch.setattr(rt, "CURVATURE_RTOL", rtol)
+        terms = RowTerms(di, rows)
+        D = terms.dense
+        weight = rng.random(terms.n_terms)
+        for step in range(12):
+            drift = np.exp(rng.normal(scale=0.02 if step % 4 else 0.5, size=weight.size))
+            weight = weight * drift
+            weight[rng.random(weight.size) < 0.05] = 0.0                      # switched off
+            off = weight == 0
+            weight[off & (rng.random(weight.size) < 0.3)] = rng.random()      # and back on
+            approx = terms.curvature_gram(weight)
+            exact = D.T @ (weight[:, None] * D) + 1e-12 * np.eye(D.shape[1])
+            if rtol == 0.0:
+                assert np.allclose(approx, exact, rtol=1e-10, atol=1e-9)
+                continue
+            L = np.linalg.cholesky(exact)
+            M = np.linalg.solve(L, np.linalg.solve(L, approx).T)          # L^-1 H~ L^-T
+            eig = np.linalg.eigvalsh(0.5 * (M + M.T))
+            assert eig.min() >= 1 - rtol - 1e-6 and eig.max() <= 1 + rtol + 1e-6, (step, eig.min(), eig.max())

@@ -223,9 +223,7 @@ class _EpigraphBarrier(RowTerms):
             S += gram
         if curv is not None:
             weight = mw * curv
-            bent = np.flatnonzero(weight > CURVATURE_DROP * self.p[self.segment])
-            if bent.size:
-                S[:-1, :-1] += self.weighted_gram(bent, weight)
+            S[:-1, :-1] += self.curvature_gram(np.where(weight > CURVATURE_DROP * self.p[self.segment], weight, 0.0))
         one, lone = self.single_term, self.single
         on_terms = np.zeros(self.n_terms)
         on_terms[one] = ss[one] * g_s[lone]

@@ -164,10 +164,7 @@ class _SmoothedMaster(RowTerms):
         if multi.size:
             hess += self.centered_gram(multi, ss, p, wp / tau)[0]
         if curv is not None:
-            weight = p[keep] * curv[keep]
-            bent = keep[weight > 0]
-            if bent.size:
-                hess[:-1, :-1] += self.weighted_gram(bent, wp * curv)
+            hess[:-1, :-1] += self.curvature_gram(np.where(p > HESSIAN_DROP * tau, wp * curv, 0.0))
         bv, bg, bh = self.barrier(theta, mu)
         value = theta[-1] * inst.radius + float(self.segment_p @ phi) + bv + self._prox(theta)
         grad, hess = grad + bg, hess + bh

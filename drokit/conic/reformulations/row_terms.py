@@ -29,6 +29,12 @@ from .dual import row_design
 #: a term design is kept dense when it has at most this many entries (3.2e7: 256 MB; synthetic 10 + 10 at
 #: N = 100,000, phase 1's 283,726 terms x 61 columns, are dense: scipy.sparse products were most of its time)
 DENSE_TERMS_LIMIT = 32_000_000
+#: :meth:`RowTerms.curvature_gram` reuses a term's weight in its Gram while it moves by at most this (relative).
+#: Synthetic 10 + 10, kappa = inf, radius 0.1, N = 1k / 10k / 100k: 0.4 / 2.1 / 11.6 s exact, 0.4 / 1.8 / 10.0-10.3 s
+#: with 0.05-0.2, the same certificates
+CURVATURE_RTOL = 0.1
+#: ... and computes the Gram afresh when more than this fraction of the weights moved further
+CURVATURE_REFRESH = 0.3
 #: :meth:`RowTerms.weighted_gram` gathers its terms' rows when they are fewer than this fraction of all terms
 GATHER_FRACTION = 0.5
 
@@ -134,6 +140,29 @@ class RowTerms:
         else:
             X = self.design(idx) * root[:, None]
         return X.T @ X
+
+    def curvature_gram(self, weight: np.ndarray) -> np.ndarray:
+        """``sum_r w~_r a_r a_r'`` with every ``w~_r`` within ``CURVATURE_RTOL`` of ``weight_r`` (a weight per term,
+        ``>= 0``; 0 leaves a term out): the Gram kept from the last call is corrected by
+        ``sum_r (weight_r - w~_r) a_r a_r'`` over the terms whose weight moved by more than that, and computed
+        afresh (:meth:`weighted_gram`) when more than ``CURVATURE_REFRESH`` of them did.  Since all weights are
+        nonnegative, ``(1 - rtol) H <= H~ <= (1 + rtol) H`` for the exact Gram ``H``: a Newton step with ``H~``
+        is a preconditioned step, fast-linear instead of quadratic, and the line search on the exact function
+        keeps it safe.  Late in a centering 0-8 % of the loss curvatures move by 5 % per step (synthetic
+        10 + 10, N = 100,000), so the Gram (a third of a Newton step) costs a few percent of itself."""
+        weight = np.asarray(weight, dtype=float)
+        old = getattr(self, "_gram_weight", None)
+        if old is not None:
+            changed = np.flatnonzero(np.abs(weight - old) > CURVATURE_RTOL * np.maximum(weight, old))
+            if changed.size <= CURVATURE_REFRESH * self.n_terms:
+                if changed.size:
+                    D = self.design(changed)
+                    self._gram += D.T @ ((weight[changed] - old[changed])[:, None] * D)
+                    old[changed] = weight[changed]
+                return self._gram.copy()
+        self._gram = self.weighted_gram(np.flatnonzero(weight > 0), weight)
+        self._gram_weight = weight.copy()
+        return self._gram.copy()
 
     def matvec(self, x: np.ndarray) -> np.ndarray:
         """``A x`` over the terms."""
