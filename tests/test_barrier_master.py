@@ -452,7 +452,7 @@ def test_epigraph_levels_are_the_exact_minimizers(i):
         theta[:-1] = rng.normal(scale=rng.choice([0.1, 1.0, 3.0]), size=dim - 1)
         theta[-1] = max(lambda_floor(di, theta[offset:-1]), master.barrier.lam0) * 1.5 + 0.1
         mu = 10.0 ** rng.uniform(-14, 0)
-        value, s, (slack_at, _, _) = master.settled(theta, mu)
+        value, s, (slack_at, _) = master.settled(theta, mu)
         _, ell, _, _ = master.terms(theta)
         v = ell - theta[-1] * master.cost
         for n in range(di.n_samples):

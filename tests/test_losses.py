@@ -74,3 +74,22 @@ def test_pinball_fits_the_tau_quantile_as_documented(tau):
     doc = " ".join(dk.losses.Pinball.__doc__.split())
     assert "check loss of the ``tau``-quantile of y given x" in doc
     assert "``Pinball(0.9)`` fits the 0.9-quantile" in doc
+
+
+@pytest.mark.parametrize("name", ["logistic", "hinge", "smooth_hinge", "huber", "pinball", "epsilon_insensitive",
+                                  "absolute"])
+def test_value_and_derivatives_equals_the_three_methods(name):
+    """``Loss.value_and_derivatives`` (what the Newton masters call) is ``(value, derivative, second_derivative)``,
+    also at huge margins where a shared exponential could overflow; the logistic curvature is checked against
+    ``expit(e) expit(-e)`` written independently."""
+    from scipy.special import expit
+    loss = get_loss(name)
+    e = np.concatenate([np.random.default_rng(1).normal(scale=4.0, size=2000),
+                        [-1e4, -745.0, -40.0, -1e-12, 0.0, 1e-12, 40.0, 745.0, 1e4]])
+    with np.errstate(over="raise"):
+        value, slope, curv = loss.value_and_derivatives(e)
+    assert np.allclose(value, loss.value(e), rtol=1e-14, atol=1e-300)
+    assert np.allclose(slope, loss.derivative(e), rtol=1e-14, atol=1e-300)
+    assert np.allclose(curv, loss.second_derivative(e), rtol=1e-9, atol=1e-15)
+    if name == "logistic":
+        assert np.allclose(curv, expit(e) * expit(-e), rtol=1e-12, atol=1e-300)

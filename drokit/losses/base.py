@@ -74,6 +74,11 @@ class Loss:
         """``L''(e)`` where L is twice differentiable; 0 by default (right for piecewise-affine losses)."""
         return np.zeros_like(np.asarray(e, dtype=float))
 
+    def value_and_derivatives(self, e: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(L(e), L'(e), L''(e))`` in one call; a loss may share work between them (drokit's Newton masters
+        evaluate all three at every point)."""
+        return self.value(e), self.derivative(e), self.second_derivative(e)
+
     @property
     def lipschitz(self) -> float:
         """``sup_e |L'(e)|``; for piecewise-affine losses ``max_j |a_j|``.  A loss that neither has

@@ -181,24 +181,27 @@ class _EpigraphBarrier(RowTerms):
         ``s*``, where ``g_s = 0``), and the line search is never cut by an epigraph slack: Newton on
         ``(theta, s)`` moved ``s_n`` by the linearization ``G_n . dtheta``, which brought a sample's other rows to
         their boundary, so steps were halved for 20-36 steps on synthetic 10 + 10, N = 100,000, and single-term
-        slacks lagged ``mu`` after every cut.  The last item is what :meth:`direction` needs at ``theta``."""
+        slacks lagged ``mu`` after every cut.  The last item, ``(slacks, margins u)``, is what :meth:`direction` needs at ``theta``."""
         if not self.barrier.feasible(theta):
             return np.inf, None, None
-        _, ell, slope, curv = self.terms(theta)
+        u, ell, _, _ = self.terms(theta, derivatives=False)
         v = ell - theta[-1] * self.cost
         s, slack = self.epigraph(v, mu)
         if not np.all(slack > 0):
             return np.inf, None, None
         bv, _, _ = self.barrier(theta, mu)
         value = float(theta[-1] * self.inst.radius + self.p @ s - mu * np.sum(np.log(slack)) + bv)
-        return value + self._prox(theta), s, (slack, slope, curv)
+        return value + self._prox(theta), s, (slack, u)
 
     def direction(self, theta: np.ndarray, s: np.ndarray, mu: float, at: Optional[tuple] = None):
         """``(dtheta, decrement^2, weights w_r, slopes)`` of the reduced Newton step at ``(theta, s)``, ``s`` the
         exact epigraph levels :meth:`epigraph` (``g_s`` is then 0 up to their rounding; it is kept in the reduced
         gradient)."""
         D = theta.size
-        slack, slope, curv = self.slacks(theta, s) if at is None else at
+        if at is None:
+            slack, slope, curv = self.slacks(theta, s)
+        else:                                  # (slacks, margins u) at theta, from settled()
+            slack, (slope, curv) = at[0], self.slopes(at[1])
         w = 1.0 / slack
         w2 = w * w
         ss = slope * self.sigma

@@ -118,7 +118,7 @@ class _SmoothedMaster(RowTerms):
     def value(self, theta: np.ndarray, tau: float, mu: float) -> float:
         if not self.barrier.feasible(theta):
             return np.inf
-        _, ell, _, _ = self.terms(theta)
+        _, ell, _, _ = self.terms(theta, derivatives=False)
         v = ell - theta[-1] * self.cost
         top = np.maximum.reduceat(v, self.starts)
         phi = top + tau * np.log(np.add.reduceat(np.exp((v - top[self.segment]) / tau), self.starts))

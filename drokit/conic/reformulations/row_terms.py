@@ -95,14 +95,23 @@ class RowTerms:
         self.log_count = float(np.log(np.diff(np.r_[self.starts, self.sample.size]).max()))
         self.n_terms = self.sample.size
 
-    def terms(self, theta: np.ndarray):
+    def terms(self, theta: np.ndarray, derivatives: bool = True):
         """Per term: ``u``, the loss value ``l`` (``a_j u + b_j`` for a piece), its slope and curvature
-        (``None`` for pieces)."""
+        (``None`` for pieces, and with ``derivatives=False`` for a value only)."""
         u = self.sigma * self.matvec(theta[:-1]) - self.shift
         if self.slope is None:
             loss = self.inst.loss
-            return u, loss.value(u), loss.derivative(u), loss.second_derivative(u)
+            if not derivatives:
+                return u, loss.value(u), None, None
+            return (u,) + tuple(loss.value_and_derivatives(u))
         return u, self.slope * u + self.offset, self.slope, None
+
+    def slopes(self, u: np.ndarray):
+        """``(L'(u), L''(u))`` per term (the pieces' slopes and ``None`` for a piecewise-affine loss)."""
+        if self.slope is None:
+            _, slope, curv = self.inst.loss.value_and_derivatives(u)
+            return slope, curv
+        return self.slope, None
 
     def design(self, idx: np.ndarray) -> np.ndarray:
         """Dense rows ``idx`` of the term design (without the lambda column)."""
