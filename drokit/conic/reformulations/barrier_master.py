@@ -175,13 +175,13 @@ class _EpigraphBarrier(RowTerms):
         return top + excess, slack
 
     def settled(self, theta: np.ndarray, mu: float):
-        """``(phi_mu(theta), s*(theta), (slacks, slopes, curvatures))``: ``f_mu`` minimized over ``s`` exactly
+        """``(phi_mu(theta), s*(theta), (slacks, margins u))``: ``f_mu`` minimized over ``s`` exactly
         (:meth:`epigraph`), a smooth convex function of ``theta`` alone, finite wherever the cone barrier is.
         Newton then runs on ``theta`` with the reduced Hessian of the module docstring (the Schur complement at
         ``s*``, where ``g_s = 0``), and the line search is never cut by an epigraph slack: Newton on
         ``(theta, s)`` moved ``s_n`` by the linearization ``G_n . dtheta``, which brought a sample's other rows to
         their boundary, so steps were halved for 20-36 steps on synthetic 10 + 10, N = 100,000, and single-term
-        slacks lagged ``mu`` after every cut.  The last item, ``(slacks, margins u)``, is what :meth:`direction` needs at ``theta``."""
+        slacks lagged ``mu`` after every cut.  The last item is what :meth:`direction` needs at ``theta``."""
         if not self.barrier.feasible(theta):
             return np.inf, None, None
         u, ell, _, _ = self.terms(theta, derivatives=False)
