@@ -89,7 +89,7 @@ class DPOracle(SeparationOracle):
         self._free_moves = [bool(np.any(masks[0] & ~np.eye(masks.shape[1], dtype=bool)))
                             for masks in self._masks3d]
         #: every layer: stay at the budget index or change to the next one (the counting lattice, see _top_counts)
-        self._counting = inst.metric.mismatch_only and not any(self._free_moves) and all(
+        self._counting = inst.metric.mismatch_only and self.mutable.size > 0 and not any(self._free_moves) and all(
             len(moves) == 2 and isinstance(moves[0], slice) and isinstance(moves[1], slice)
             and (moves[0], moves[1]) == (slice(0, k + 1), slice(1, k + 2))
             for k, moves in enumerate(self._moves))
