@@ -560,7 +560,7 @@ def _slopes_shifted(shift):
 
 MUTATIONS = {
     "schur_without_G_gs": lambda: (bmm._EpigraphBarrier, "direction", _mutated_direction_source(
-        "g_red = g_t.copy()", "g_red = g_t.copy(); g_s = 0.0 * g_s")),
+        "g_s = self.p - np.add.reduceat(mw, self.starts)", "g_s = 0.0 * self.p")),
     "schur_without_centering": lambda: (bmm._EpigraphBarrier, "direction", _mutated_direction_source(
         "self.centered_gram(self.multi_terms, ss, w2, mu * w2)",
         "_uncentered_gram(self, self.multi_terms, ss, w2, mu * w2)", _uncentered_gram=_uncentered_gram)),

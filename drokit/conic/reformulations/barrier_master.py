@@ -167,12 +167,13 @@ class _EpigraphBarrier(RowTerms):
             hi = lo + np.log(self.multi_counts)                    # log(k mu / p): the sum is <= p / mu here
             t = lo.copy()
             for _ in range(EPIGRAPH_ITERATIONS):
-                d = gap + np.exp(t)[owner]
+                e = np.exp(t)
+                d = gap + e[owner]
                 a = np.add.reduceat(1.0 / d, first)
                 h = np.log(a) - target
                 lo = np.where(h >= 0, t, lo)
                 hi = np.where(h <= 0, t, hi)
-                newton = t + h * a / (np.exp(t) * np.add.reduceat(1.0 / (d * d), first))
+                newton = t + h * a / (e * np.add.reduceat(1.0 / (d * d), first))
                 t_new = np.where((newton > lo) & (newton < hi), newton, 0.5 * (lo + hi))
                 done = np.max(np.abs(t_new - t)) <= 1e-13 * max(1.0, float(np.max(np.abs(t))))
                 t = t_new
@@ -217,17 +218,21 @@ class _EpigraphBarrier(RowTerms):
         # gradients
         mw = mu * w
         g_s = self.p - np.add.reduceat(mw, self.starts)
+        # g_theta + G' g_s in one product over the terms: a sample with one term r has G_n = J_r, so its
+        # ``g_{s,n}`` joins that term's weight (the samples with more terms add G_multi' g_s below)
+        one, lone = self.single_term, self.single
+        term_weight = mw.copy()
+        term_weight[one] += g_s[lone]
         g_t = np.empty(D)
-        g_t[:-1] = self.matvec_T(mw * ss)
-        g_t[-1] = self.inst.radius - float(mw @ self.cost)
+        g_t[:-1] = self.matvec_T(term_weight * ss)
+        g_t[-1] = self.inst.radius - float(term_weight @ self.cost)
         bv, bg, bh = self.barrier(theta, mu)
         g_t += bg
         if self.prox:
             g_t += self.prox * (theta - self.center)
             bh = bh + self.prox * np.eye(D)
-        # G_n: w^2-weighted means of J_r = [ss_r a_r, -c_r] per sample.  A sample with one term r has G_n = J_r:
-        # its products G' g_s and G dtheta are taken over the terms, never built row by row (at N = 100,000 the
-        # 100,000 x d copy was 29 % of a Newton step)
+        # G_n: w^2-weighted means of J_r = [ss_r a_r, -c_r] per sample with two terms or more (the single-term
+        # samples' G_n are never built row by row: at N = 100,000 that copy was 29 % of a Newton step)
         S = bh.copy()
         segments = np.empty(0, dtype=int)
         if self.multi_terms.size:
@@ -236,12 +241,7 @@ class _EpigraphBarrier(RowTerms):
         if curv is not None:
             weight = mw * curv
             S[:-1, :-1] += self.curvature_gram(np.where(weight > CURVATURE_DROP * self.p[self.segment], weight, 0.0))
-        one, lone = self.single_term, self.single
-        on_terms = np.zeros(self.n_terms)
-        on_terms[one] = ss[one] * g_s[lone]
         g_red = g_t.copy()
-        g_red[:-1] += self.matvec_T(on_terms)
-        g_red[-1] -= float(self.cost[one] @ g_s[lone])
         if segments.size:
             g_red += G_multi.T @ g_s[segments]
         free = self.free

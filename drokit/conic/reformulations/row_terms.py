@@ -94,6 +94,7 @@ class RowTerms:
         self.segment = np.repeat(np.arange(self.starts.size), np.diff(np.r_[self.starts, self.sample.size]))
         self.log_count = float(np.log(np.diff(np.r_[self.starts, self.sample.size]).max()))
         self.n_terms = self.sample.size
+        self._gram, self._gram_weight = None, None      # curvature_gram's Gram and the weights it holds
 
     def terms(self, theta: np.ndarray, derivatives: bool = True):
         """Per term: ``u``, the loss value ``l`` (``a_j u + b_j`` for a piece), its slope and curvature
@@ -103,7 +104,8 @@ class RowTerms:
             loss = self.inst.loss
             if not derivatives:
                 return u, loss.value(u), None, None
-            return (u,) + tuple(loss.value_and_derivatives(u))
+            value, slope, curv = loss.value_and_derivatives(u)
+            return u, value, slope, curv
         return u, self.slope * u + self.offset, self.slope, None
 
     def slopes(self, u: np.ndarray):
@@ -160,7 +162,7 @@ class RowTerms:
         keeps it safe.  Late in a centering 0-8 % of the loss curvatures move by 5 % per step (synthetic
         10 + 10, N = 100,000), so the Gram (a third of a Newton step) costs a few percent of itself."""
         weight = np.asarray(weight, dtype=float)
-        old = getattr(self, "_gram_weight", None)
+        old = self._gram_weight
         if old is not None:
             changed = np.flatnonzero(np.abs(weight - old) > CURVATURE_RTOL * np.maximum(weight, old))
             if changed.size <= CURVATURE_REFRESH * self.n_terms:
