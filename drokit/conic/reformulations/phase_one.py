@@ -95,10 +95,12 @@ CONE_BARRIER_WEIGHT = 0.1
 #: its minimizer moves when the missing rows join anyway.  Census-like 32,561 rows, kappa = inf, radius 0.1:
 #: phase 1 57 s, 19 solves, ~560 Newton steps (60-step solves at tau = 1e-4) -> 12 s, 10 solves, 173 steps
 INEXACT = 0.1
-#: solves at the last temperature that still find rows missing before phase 1 stops unconverged.  On the
-#: 300-level table (5,000 rows, kappa = inf, radius 0.01) phase 1 spent 26 such solves (45-60 Newton steps each)
+#: solves at one temperature that still find rows missing before phase 1 stops unconverged.  On the 300-level
+#: table (5,000 rows, kappa = inf, radius 0.01) phase 1 spent 26 such solves at tau_min (45-60 Newton steps each)
 #: creeping from 0.518 to 0.495: 76 s of an 84 s fit; stopped after 6, the trust-region masters finish in 5 rounds
-#: (28 s).  Fits that settle there need 1-4 (synthetic 10 + 10, census-like)
+#: (28 s).  At radius 0.1 the churn came at tau = 1e-3 (47 solves adding 500-2,900 rows each, 77 s, then the
+#: 60-solve limit); counted per temperature, phase 1 stops after 6 there and the masters certify in 5 rounds
+#: (8.5 s in all, was past 15 min).  Fits that settle need 1-5 per temperature (synthetic 10 + 10, census-like)
 FLOOR_SOLVES = 6
 #: the Hessian's Gram products skip the terms whose softmax weight is below this times ``tau``
 #: (:meth:`_SmoothedMaster.derivatives`)
@@ -241,8 +243,8 @@ def phase_one(inst: DROInstance, oracle, *, tau0: float = 1e-1, tau_min: float =
     ``inexact``: each smoothed master is solved to a decrement of ``inexact`` times the last model error
     (:data:`INEXACT`), at least ``1e-3 tau``.
 
-    ``floor_solves``: at most this many solves at ``tau_min`` that still find rows missing (:data:`FLOOR_SOLVES`);
-    phase 1 then stops unconverged (its point and the maximizers there seed the conic masters).
+    ``floor_solves``: at most this many solves at one temperature that still find rows missing
+    (:data:`FLOOR_SOLVES`); phase 1 then stops unconverged (its point and the maximizers there seed the conic masters).
 
     ``certify_tol``: also try to *certify* the point: at ``tau_min`` the smoothed dual point
     (:meth:`_SmoothedMaster.dual_point`) gives a Lagrangian lower bound, and the fit needs no master when
@@ -279,7 +281,7 @@ def phase_one(inst: DROInstance, oracle, *, tau0: float = 1e-1, tau_min: float =
     lower, dual = -np.inf, None
     bound_time = 0.0
     model_error = 0.0
-    at_floor = 0
+    unsettled = 0                          # solves at this temperature that found rows missing
     while solves < max_solves:
         master.center, master.prox = best, prox * tau
         # a model that missed rows by ``model_error`` at the last point is solved only to a fraction of that
@@ -311,10 +313,10 @@ def phase_one(inst: DROInstance, oracle, *, tau0: float = 1e-1, tau_min: float =
         if certify_tol is not None and upper - lower <= certify_tol * max(1.0, abs(upper)):
             converged = certified = True
             break
-        if tau <= floor * (1 + 1e-9):      # the last temperature (tau * 0.1 may land a rounding error above floor)
-            at_floor += 1
-        if not settled and at_floor >= floor_solves:
-            break                          # still missing rows at tau_min: the conic masters do better from here
+        if not settled:
+            unsettled += 1
+        if not settled and unsettled >= floor_solves:
+            break                          # still missing rows: the conic masters do better from here
         if not settled:
             continue                       # the working set misses rows that matter at this tau
         if tau <= floor:
@@ -324,6 +326,7 @@ def phase_one(inst: DROInstance, oracle, *, tau0: float = 1e-1, tau_min: float =
         # before the exit above.  Measured: that second solve is what gives the barrier master a start it can
         # center from (without it, synthetic N = 1,000 kappa = inf fell back to the conic masters, 0.36 -> 2.3 s)
         tau = max(floor, tau * 0.1)
+        unsettled = 0
     intercept, coef, lam = split(best)
     lam = max(lam, lambda_floor(inst, coef))
     # every row the oracle returned is in the master (new ones are added before any exit)
