@@ -450,7 +450,8 @@ def barrier_master(inst: DROInstance, oracle, rows: ConfigurationRows, intercept
             master = _EpigraphBarrier(inst, concat_rows([master.rows, take_rows(sep.rows, fresh)]), free, cone)
         # the new rows matter at this mu when the oracle's value is far above the master's (the gap of the
         # master's central point is about mu times its terms): center again before shrinking mu
-        if not (fresh.size and value - model > 10 * mu * master.n_terms):
+        # ... and while the region holds the point back (a path that is not the master's yet)
+        if not (fresh.size and value - model > 10 * mu * master.n_terms) and reach <= TRUST_REACH:
             mu /= MU_FACTOR
     intercept, coef, lam = best
     if best_s is None:
