@@ -52,7 +52,7 @@ import numpy as np
 
 from ...models.instance import DROInstance
 from ...oracles.enumeration import ConfigurationRows, concat_rows, take_rows
-from .row_terms import ConeBarrier, RowTerms, parameter_layout
+from .row_terms import ConeBarrier, RowTerms, TrustBox, parameter_layout
 
 #: factor by which ``mu`` shrinks after each centering
 MU_FACTOR = 10.0
@@ -125,32 +125,6 @@ class BarrierMasterResult:
     oracle_calls: int
     seconds: float
     history: List[Dict[str, float]] = field(default_factory=list)
-
-
-class TrustBox:
-    """``-mu sum_j [log(r_j - (theta_j - c_j)) + log(r_j + (theta_j - c_j))]`` over the coordinates ``coords``:
-    the barrier of a box-step trust region ``|theta_j - c_j| < r_j``."""
-
-    def __init__(self, coords: np.ndarray, center: np.ndarray, radius: np.ndarray):
-        self.coords, self.center, self.radius = coords, np.asarray(center, dtype=float), np.asarray(radius, dtype=float)
-
-    def offsets(self, theta: np.ndarray) -> np.ndarray:
-        return theta[self.coords] - self.center
-
-    def feasible(self, theta: np.ndarray) -> bool:
-        return bool(np.all(np.abs(self.offsets(theta)) < self.radius))
-
-    def reach(self, theta: np.ndarray) -> float:
-        return float(np.max(np.abs(self.offsets(theta)) / self.radius, initial=0.0))
-
-    def __call__(self, theta: np.ndarray, mu: float):
-        d = self.offsets(theta)
-        hi, lo = self.radius - d, self.radius + d
-        grad = np.zeros(theta.size)
-        hess = np.zeros(theta.size)
-        grad[self.coords] = mu * (1.0 / hi - 1.0 / lo)
-        hess[self.coords] = mu * (1.0 / hi ** 2 + 1.0 / lo ** 2)
-        return -mu * float(np.sum(np.log(hi) + np.log(lo))), grad, hess
 
 
 class _EpigraphBarrier(RowTerms):
