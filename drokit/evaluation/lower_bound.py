@@ -26,7 +26,10 @@ point is made feasible exactly, in the manner of the barrier solver's certificat
 
 1. free columns: the slopes change by ``r_k sigma_k (A_F c)_k`` with room ``r_k`` to the slope domain's
    ends, ``c`` solving ``A_F^T diag(m r) A_F c = -g_F`` (valid when ``|A_F c| <= 1``; else a bounded
-   least-squares change), then once more on the residual;
+   least-squares change by an active set that fixes each row at the end it reaches; failing that, on up to
+   ``BVLS_MAX_ROWS`` rows, a bounded least-squares change in which every row may move back into the domain --
+   the smooth hinge's rows at its flat pieces' slopes 0 and -1 needed it on hepatitis), then once more on the
+   residual;
 2. budget: when ``S > eps`` the point is mixed with the nominal rows at slope 0,
    ``m' = t m + (1 - t) p`` (nominal), ``alpha = 0`` there, ``t = eps / S``: ``g`` scales by ``t`` (the free
    conditions stay exact) and ``S`` becomes ``eps``.
@@ -372,9 +375,37 @@ def _repair_free_columns(A_C: sp.csr_matrix, target: np.ndarray, mass, sigma, sl
     first = _least_norm_step(A_C, target, mass, sigma, slopes, room, lo, hi)
     out = refined(first) if first is not None else None
     if out is None:
-        bounded = _bounded_repair(A_C, target, mass, sigma, slopes, lo, hi)
+        bounded = _bounded_repair(A_C, target, mass, sigma, slopes, lo, hi,
+                                  polish=RESIDUAL_RTOL * max(1.0, float(np.max(np.abs(mass * slopes), initial=0.0))))
         out = refined(bounded) if bounded is not None else None
+    if out is None and A_C.shape[0] <= BVLS_MAX_ROWS:
+        out = refined(_bvls_repair(A_C, target, mass, sigma, slopes, lo, hi))
     return out
+
+
+#: :func:`_bvls_repair` runs on at most this many rows (a dense bounded least-squares problem of that width)
+BVLS_MAX_ROWS = 3_000
+#: its weight on the conditions against the size of the change (relative to the masses' scale)
+BVLS_WEIGHT = 1e6
+
+
+def _bvls_repair(A_C, target, mass, sigma, alpha, lo, hi) -> np.ndarray:
+    """A small change ``d`` with ``A_C^T (m sigma (alpha + d)) ~= target`` and ``lo <= alpha + d <= hi``, every row
+    free to move into the domain (the active set of :func:`_bounded_repair` fixes a row at the end it reached,
+    and some conditions then need the rows at a flat piece's slope to move inward): bounded least squares on
+    ``[w B'; I] d ~= [w r; 0]`` (``B`` the rows ``m_k sigma_k a_k``), to be polished by the least-norm steps."""
+    from scipy.optimize import lsq_linear
+    a0 = np.clip(np.asarray(alpha, dtype=float), lo, hi)
+    B = sp.csr_matrix(A_C.multiply((mass * sigma)[:, None])).toarray()
+    r = target - B.T @ a0
+    scale = max(float(np.max(np.abs(B), initial=0.0)), 1e-300)
+    w = BVLS_WEIGHT / scale
+    C = np.vstack([w * B.T, np.eye(B.shape[0])])
+    rhs = np.concatenate([w * r, np.zeros(B.shape[0])])
+    lower = np.where(np.isfinite(lo), lo - a0, -np.inf)
+    upper = np.where(np.isfinite(hi), hi - a0, np.inf)
+    res = lsq_linear(C, rhs, bounds=(lower, upper), method="bvls")
+    return np.clip(a0 + res.x, lo, hi)
 
 
 #: :func:`_weighted_gram` densifies a design of at most this many entries (256 MB)
@@ -413,32 +444,46 @@ def _least_norm_step(A_C, target, mass, sigma, alpha, room, lo, hi) -> Optional[
     return np.clip(alpha + room * sigma * step, lo, hi)
 
 
-def _bounded_repair(A_C, target, mass, sigma, alpha, lo, hi, max_iter: int = 30) -> Optional[np.ndarray]:
+def _bounded_repair(A_C, target, mass, sigma, alpha, lo, hi, max_iter: int = 30,
+                    polish: Optional[float] = None) -> Optional[np.ndarray]:
     """The smallest change ``d`` (least squares) with ``A_C^T (m sigma (alpha + d)) = target`` and
     ``lo <= alpha + d <= hi``, by an active set: the least-norm change over the movable rows, rows that leave
     the domain clipped to its end and fixed there, repeated (a few rounds; ``None`` if it does not settle)."""
     alpha = np.clip(np.asarray(alpha, dtype=float).copy(), lo, hi)
     movable = mass > 0
     B = sp.csr_matrix(A_C.multiply((mass * sigma)[:, None]))           # row k: m_k sigma_k a_k
+    last = np.inf
     for _ in range(max_iter):
         r = target - B.T @ alpha
         if not np.any(r):
             return alpha
         Bm = B[np.flatnonzero(movable)]
-        gram = np.asarray((Bm.T @ Bm).todense())
-        if not (np.all(np.isfinite(gram)) and np.all(np.isfinite(r))):
-            return None
-        try:
-            c = np.linalg.lstsq(gram, r, rcond=1e-12)[0]
-        except np.linalg.LinAlgError:
+        if not np.all(np.isfinite(r)):
             return None
         d = np.zeros_like(alpha)
-        d[movable] = np.asarray(Bm @ c).ravel()
+        try:
+            if Bm.shape[0] * Bm.shape[1] <= DENSE_GRAM_LIMIT:
+                # the least-norm solution of Bm' d = r from Bm' itself (SVD): the normal equations' Gram squares
+                # the condition number, and with masses ~1e-4 its rcond cut dropped directions the conditions need
+                d[movable] = np.linalg.lstsq(Bm.T.toarray(), r, rcond=1e-13)[0]
+            else:
+                gram = np.asarray((Bm.T @ Bm).todense())
+                if not np.all(np.isfinite(gram)):
+                    return None
+                d[movable] = np.asarray(Bm @ np.linalg.lstsq(gram, r, rcond=1e-12)[0]).ravel()
+        except np.linalg.LinAlgError:
+            return None
         new = alpha + d
         out = movable & ((new < lo) | (new > hi))
         alpha = np.clip(new, lo, hi)
         if not out.any():
-            return alpha
+            # solved on the movable rows; rounding can leave a residual above what the conditions accept: polish
+            # it on the same rows while it shrinks
+            residual = float(np.max(np.abs(target - B.T @ alpha), initial=0.0))
+            if polish is None or residual <= polish or residual >= 0.5 * last:
+                return alpha
+            last = residual
+            continue
         movable &= ~out
         if not movable.any():
             return None
