@@ -512,18 +512,6 @@ def breakdown(rows, markdown: bool) -> str:
     return "\n".join(_table(heads, cells, markdown))
 
 
-def write_csv(path: str, header: list, rows) -> None:
-    tmp = path + ".tmp"
-    with open(tmp, "w", newline="") as fh:
-        for line in header:
-            fh.write(f"# {line}\n")
-        w = csv.DictWriter(fh, fieldnames=FIELDS, extrasaction="ignore")
-        w.writeheader()
-        for r in rows:
-            w.writerow({k: r.get(k, "") for k in FIELDS})
-    os.replace(tmp, path)
-
-
 def summary(rows) -> str:
     out = []
     for pair in dict.fromkeys(r["pair"] for r in rows):
@@ -618,7 +606,7 @@ def main(argv=None):
                     rows.append(pair_row(pair, case, n, args.kappa, radius, fits[(specs[0], case, n, radius)],
                                          fits[(specs[1], case, n, radius)]))
                     if args.out:
-                        write_csv(args.out, header, rows)
+                        bs.write_csv(args.out, header, rows, FIELDS)
     print_report(header, rows, args.markdown)
     return 0
 

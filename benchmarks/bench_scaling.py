@@ -497,15 +497,17 @@ def header_lines(argv, commit, dirty, snapshot) -> list:
             "command: " + " ".join(shlex.quote(a) for a in [os.path.relpath(sys.executable)] + argv)]
 
 
-def write_csv(path: str, header: list, rows) -> None:
+def write_csv(path: str, header: list, rows, fields=None) -> None:
+    """The rows (columns ``fields``, default this benchmark's) after ``#`` header lines, written atomically."""
+    fields = FIELDS if fields is None else fields
     tmp = path + ".tmp"
     with open(tmp, "w", newline="") as fh:
         for line in header:
             fh.write(f"# {line}\n")
-        w = csv.DictWriter(fh, fieldnames=FIELDS, extrasaction="ignore")
+        w = csv.DictWriter(fh, fieldnames=fields, extrasaction="ignore")
         w.writeheader()
         for r in rows:
-            w.writerow({k: r.get(k, "") for k in FIELDS})
+            w.writerow({k: r.get(k, "") for k in fields})
     os.replace(tmp, path)
 
 
