@@ -135,13 +135,20 @@ def test_outer_approximation_of_log_cosh_converges_to_its_exponential_cone_form(
     exact = dk.losses.from_sympy(sp.log(sp.cosh(e)), e)
     outer = dk.losses.from_sympy(sp.log(sp.cosh(e)), e, conic="outer")
     assert exact.form == "log_sum_exp" and exact.task == "regression"
-    fits = {name: dk.DRORegressor(loss=loss, ambiguity=dk.Wasserstein(radius=0.1)).fit(X, y)
+    fits = {name: dk.DRORegressor(loss=loss, ambiguity=dk.Wasserstein(radius=0.1), method="closed_form").fit(X, y)
             for name, loss in (("exact", exact), ("outer", outer))}
     r = fits["outer"].result_
     assert r.relative_gap <= 1e-6
     assert r.auxiliary["tangent_solves"] <= 8
     assert r.objective == pytest.approx(fits["exact"].result_.objective, rel=2e-6)
     np.testing.assert_allclose(fits["outer"].coef_, fits["exact"].coef_, atol=1e-3)
+    # auto gives a tangent loss to the cutting plane, whose phase 1 and barrier master need no tangent program
+    auto = dk.DRORegressor(loss=dk.losses.from_sympy(sp.log(sp.cosh(e)), e, conic="outer"),
+                           ambiguity=dk.Wasserstein(radius=0.1)).fit(X, y).result_
+    assert auto.method == "cutting_plane" and auto.solver in ("barrier_master", "phase_one")
+    assert auto.relative_gap <= 1e-6 and "tangent_solves" not in auto.auxiliary
+    assert auto.objective == pytest.approx(fits["exact"].result_.objective, rel=2e-6)
+    assert auto.lower_bound <= fits["exact"].result_.upper_bound + 1e-9
 
 
 def test_a_smooth_custom_loss_is_certified_without_tangents():

@@ -111,6 +111,9 @@ def choose_method(inst: DROInstance, method: str, max_configurations: int) -> Tu
         return method, f"method={method!r} requested by the user"
     if inst.radius == 0:
         return "erm", "auto: radius = 0"
+    if tangent_loss_with_structured_path(inst):
+        return "cutting_plane", ("auto: a loss compiled by tangents, which phase 1 and the structured barrier "
+                                 "master use through its value and derivatives alone (no tangent program)")
     if inst.n_categorical == 0 or not np.any(np.isfinite(inst.metric.delta)):
         return "closed_form", "auto: no mutable categorical features"
     size = count_configuration_rows(inst)
@@ -123,6 +126,18 @@ def choose_method(inst: DROInstance, method: str, max_configurations: int) -> Tu
                        f"the sun2025 datasets")
     return "cutting_plane", (f"auto: {size:,} configuration rows is too many for one conic program "
                              f"(> {MONOLITHIC_AUTO_LIMIT:,}); the DP oracle separates without enumerating")
+
+
+def tangent_loss_with_structured_path(inst: DROInstance) -> bool:
+    """A smooth custom loss compiled by tangents (``outer_approximation``) on an instance the cutting plane's
+    phase 1 and barrier master handle (finite Lipschitz constant, no attack shift, no penalty): ``auto`` then
+    takes the cutting plane even where it would take the closed form or the monolithic program, whose conic
+    programs need rounds of tangents.  Measured: sympy Huber ``Piecewise`` on scikit-learn's diabetes (442 x 10,
+    radius 0.1): closed form 4.5 s (five Clarabel solves) against 0.14 s, the built-in Huber's closed form
+    0.08 s."""
+    loss = inst.loss
+    return (bool(getattr(loss, "outer_approximation", False)) and not hasattr(loss, "at")
+            and not inst.penalized and np.isfinite(float(loss.lipschitz)))
 
 
 #: ``auto`` picks the box LP (piecewise-affine losses, p = 1) up to this many rows.  Measured, hinge,
