@@ -375,16 +375,16 @@ def _repair_free_columns(A_C: sp.csr_matrix, target: np.ndarray, mass, sigma, sl
     first = _least_norm_step(A_C, target, mass, sigma, slopes, room, lo, hi)
     out = refined(first) if first is not None else None
     if out is None:
-        bounded = _bounded_repair(A_C, target, mass, sigma, slopes, lo, hi,
-                                  polish=RESIDUAL_RTOL * max(1.0, float(np.max(np.abs(mass * slopes), initial=0.0))))
+        bounded = _bounded_repair(A_C, target, mass, sigma, slopes, lo, hi)
         out = refined(bounded) if bounded is not None else None
     if out is None and A_C.shape[0] <= BVLS_MAX_ROWS:
         out = refined(_bvls_repair(A_C, target, mass, sigma, slopes, lo, hi))
     return out
 
 
-#: :func:`_bvls_repair` runs on at most this many rows (a dense bounded least-squares problem of that width)
-BVLS_MAX_ROWS = 3_000
+#: :func:`_bvls_repair` runs on at most this many rows (a dense bounded least-squares problem of that width;
+#: scipy's BVLS on random problems of 40 columns: 0.04 s at 500 rows, 0.45 s at 1,000, 4.7 s at 2,000)
+BVLS_MAX_ROWS = 1_000
 #: its weight on the conditions against the size of the change (relative to the masses' scale)
 BVLS_WEIGHT = 1e6
 
@@ -444,46 +444,32 @@ def _least_norm_step(A_C, target, mass, sigma, alpha, room, lo, hi) -> Optional[
     return np.clip(alpha + room * sigma * step, lo, hi)
 
 
-def _bounded_repair(A_C, target, mass, sigma, alpha, lo, hi, max_iter: int = 30,
-                    polish: Optional[float] = None) -> Optional[np.ndarray]:
+def _bounded_repair(A_C, target, mass, sigma, alpha, lo, hi, max_iter: int = 30) -> Optional[np.ndarray]:
     """The smallest change ``d`` (least squares) with ``A_C^T (m sigma (alpha + d)) = target`` and
     ``lo <= alpha + d <= hi``, by an active set: the least-norm change over the movable rows, rows that leave
     the domain clipped to its end and fixed there, repeated (a few rounds; ``None`` if it does not settle)."""
     alpha = np.clip(np.asarray(alpha, dtype=float).copy(), lo, hi)
     movable = mass > 0
     B = sp.csr_matrix(A_C.multiply((mass * sigma)[:, None]))           # row k: m_k sigma_k a_k
-    last = np.inf
     for _ in range(max_iter):
         r = target - B.T @ alpha
         if not np.any(r):
             return alpha
         Bm = B[np.flatnonzero(movable)]
-        if not np.all(np.isfinite(r)):
+        gram = np.asarray((Bm.T @ Bm).todense())
+        if not (np.all(np.isfinite(gram)) and np.all(np.isfinite(r))):
             return None
-        d = np.zeros_like(alpha)
         try:
-            if Bm.shape[0] * Bm.shape[1] <= DENSE_GRAM_LIMIT:
-                # the least-norm solution of Bm' d = r from Bm' itself (SVD): the normal equations' Gram squares
-                # the condition number, and with masses ~1e-4 its rcond cut dropped directions the conditions need
-                d[movable] = np.linalg.lstsq(Bm.T.toarray(), r, rcond=1e-13)[0]
-            else:
-                gram = np.asarray((Bm.T @ Bm).todense())
-                if not np.all(np.isfinite(gram)):
-                    return None
-                d[movable] = np.asarray(Bm @ np.linalg.lstsq(gram, r, rcond=1e-12)[0]).ravel()
+            c = np.linalg.lstsq(gram, r, rcond=1e-12)[0]
         except np.linalg.LinAlgError:
             return None
+        d = np.zeros_like(alpha)
+        d[movable] = np.asarray(Bm @ c).ravel()
         new = alpha + d
         out = movable & ((new < lo) | (new > hi))
         alpha = np.clip(new, lo, hi)
         if not out.any():
-            # solved on the movable rows; rounding can leave a residual above what the conditions accept: polish
-            # it on the same rows while it shrinks
-            residual = float(np.max(np.abs(target - B.T @ alpha), initial=0.0))
-            if polish is None or residual <= polish or residual >= 0.5 * last:
-                return alpha
-            last = residual
-            continue
+            return alpha
         movable &= ~out
         if not movable.any():
             return None
