@@ -378,7 +378,8 @@ def _repair_free_columns(A_C: sp.csr_matrix, target: np.ndarray, mass, sigma, sl
         bounded = _bounded_repair(A_C, target, mass, sigma, slopes, lo, hi)
         out = refined(bounded) if bounded is not None else None
     if out is None and A_C.shape[0] <= BVLS_MAX_ROWS:
-        out = refined(_bvls_repair(A_C, target, mass, sigma, slopes, lo, hi))
+        candidate = _bvls_repair(A_C, target, mass, sigma, slopes, lo, hi)
+        out = refined(candidate) if candidate is not None else None
     return out
 
 
@@ -389,11 +390,12 @@ BVLS_MAX_ROWS = 1_000
 BVLS_WEIGHT = 1e6
 
 
-def _bvls_repair(A_C, target, mass, sigma, alpha, lo, hi) -> np.ndarray:
+def _bvls_repair(A_C, target, mass, sigma, alpha, lo, hi) -> Optional[np.ndarray]:
     """A small change ``d`` with ``A_C^T (m sigma (alpha + d)) ~= target`` and ``lo <= alpha + d <= hi``, every row
     free to move into the domain (the active set of :func:`_bounded_repair` fixes a row at the end it reached,
     and some conditions then need the rows at a flat piece's slope to move inward): bounded least squares on
-    ``[w B'; I] d ~= [w r; 0]`` (``B`` the rows ``m_k sigma_k a_k``), to be polished by the least-norm steps."""
+    ``[w B'; I] d ~= [w r; 0]`` (``B`` the rows ``m_k sigma_k a_k``), to be polished by the least-norm steps;
+    None when scipy's solver fails."""
     from scipy.optimize import lsq_linear
     a0 = np.clip(np.asarray(alpha, dtype=float), lo, hi)
     B = sp.csr_matrix(A_C.multiply((mass * sigma)[:, None])).toarray()
@@ -404,7 +406,12 @@ def _bvls_repair(A_C, target, mass, sigma, alpha, lo, hi) -> np.ndarray:
     rhs = np.concatenate([w * r, np.zeros(B.shape[0])])
     lower = np.where(np.isfinite(lo), lo - a0, -np.inf)
     upper = np.where(np.isfinite(hi), hi - a0, np.inf)
-    res = lsq_linear(C, rhs, bounds=(lower, upper), method="bvls")
+    if not (np.all(np.isfinite(C)) and np.all(np.isfinite(rhs))):
+        return None
+    try:
+        res = lsq_linear(C, rhs, bounds=(lower, upper), method="bvls")
+    except (np.linalg.LinAlgError, ValueError):    # an SVD that does not converge (sample weights: integer masses)
+        return None
     return np.clip(a0 + res.x, lo, hi)
 
 
