@@ -31,7 +31,10 @@ loss curvature), and the gradient ``sum_r mu w_r J_r + (eps e_lambda) + grad B_m
 steps for tens of iterations.)
 
 Rows: after each centering the oracle gives the exact objective at ``theta`` (an upper bound) and every
-sample's maximizing row; rows not in ``W`` join it, so ``W`` grows only where the optimum needs it.
+sample's maximizing row; rows not in ``W`` join it, so ``W`` grows only where the optimum needs it.  A trust
+region on ``lambda`` (:class:`.row_terms.TrustBox`, ``|lambda - lambda_c| < LAMBDA_TRUST lambda_c`` around the best
+point, doubled when it binds) keeps a working set that lacks the attacks of a smaller ``lambda`` from lowering it
+far (``LAMBDA_TRUST``).
 
 Certificate: on the central path the multipliers ``mu w_r`` of the epigraph constraints sum to ``p_n`` per
 sample (stationarity in ``s_n``) and make ``theta`` stationary, so the masses ``m_r = mu w_r`` with slopes
