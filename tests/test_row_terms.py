@@ -85,8 +85,9 @@ def test_row_index_finds_exactly_the_new_rows(levels):
         assert index.unseen(query).size == 0
 
 
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse-chunked"])
 @pytest.mark.parametrize("seed", [0, 3, 7, 11])
-def test_curvature_gram_stays_within_its_tolerance_of_the_exact_gram(seed, monkeypatch):
+def test_curvature_gram_stays_within_its_tolerance_of_the_exact_gram(seed, sparse, monkeypatch):
     """``RowTerms.curvature_gram`` after a sequence of weight vectors (small drifts, a few jumps, terms switched
     off and on): ``(1 - rtol) H <= H~ <= (1 + rtol) H`` in the Loewner order for the exact Gram ``H`` of the
     current weights (the generalized eigenvalues of ``(H~, H)`` lie in ``[1 - rtol, 1 + rtol]``), and with
@@ -96,10 +97,14 @@ def test_curvature_gram_stays_within_its_tolerance_of_the_exact_gram(seed, monke
     rows = enumerate_configurations(di) if count_configuration_rows(di) <= 20_000 else \
         enumerate_configurations(di, nominal_only=True)
     rng = np.random.default_rng(seed)
+    if sparse:   # the scipy.sparse design of large working sets, densified 7 rows at a time
+        monkeypatch.setattr(rt, "DENSE_TERMS_LIMIT", 0)
+        monkeypatch.setattr(rt, "GRAM_CHUNK", 7)
     for rtol in (0.0, 0.1):
         monkeypatch.setattr(rt, "CURVATURE_RTOL", rtol)
         terms = RowTerms(di, rows)
-        D = terms.dense
+        assert (terms.dense is None) == sparse
+        D = terms.A.toarray() if sparse else terms.dense
         weight = rng.random(terms.n_terms)
         for step in range(12):
             drift = np.exp(rng.normal(scale=(0.5, 0.02, 0.08, 0.15)[step % 4], size=weight.size))

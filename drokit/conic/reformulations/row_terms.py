@@ -37,6 +37,8 @@ CURVATURE_RTOL = 0.1
 CURVATURE_REFRESH = 0.3
 #: :meth:`RowTerms.weighted_gram` gathers its terms' rows when they are fewer than this fraction of all terms
 GATHER_FRACTION = 0.5
+#: rows of a sparse term design densified at a time for a Gram product (64 MB at 61 columns)
+GRAM_CHUNK = 131_072
 
 
 def dense_row_design(inst: DROInstance, rows: ConfigurationRows, rep: Optional[np.ndarray] = None) -> np.ndarray:
@@ -148,9 +150,21 @@ class RowTerms:
             full = np.zeros(self.n_terms)
             full[idx] = root
             X = self.dense * full[:, None]
-        else:
-            X = self.design(idx) * root[:, None]
-        return X.T @ X
+            return X.T @ X
+        return self._scaled_gram(idx, root)
+
+    def _scaled_gram(self, idx: np.ndarray, root: np.ndarray) -> np.ndarray:
+        """``X' X`` for ``X = diag(root) A[idx]``; a sparse design is densified ``GRAM_CHUNK`` rows at a time
+        (bounded memory: a 1,010,173-row working set was one 500 MB array per Gram)."""
+        if self.dense is not None:
+            X = self.dense[idx] * root[:, None]
+            return X.T @ X
+        out = np.zeros((self.n_columns, self.n_columns))
+        for start in range(0, idx.size, GRAM_CHUNK):
+            X = self.A[idx[start:start + GRAM_CHUNK]].toarray()
+            X *= root[start:start + GRAM_CHUNK, None]
+            out += X.T @ X
+        return out
 
     def curvature_gram(self, weight: np.ndarray) -> np.ndarray:
         """``sum_r w~_r a_r a_r'`` with every ``w~_r`` within ``CURVATURE_RTOL`` of ``weight_r`` (a weight per term,
@@ -167,8 +181,10 @@ class RowTerms:
             changed = np.flatnonzero(np.abs(weight - old) > CURVATURE_RTOL * np.maximum(weight, old))
             if changed.size <= CURVATURE_REFRESH * self.n_terms:
                 if changed.size:
-                    D = self.design(changed)
-                    self._gram += D.T @ ((weight[changed] - old[changed])[:, None] * D)
+                    delta = weight[changed] - old[changed]          # a signed correction: +Gram(up) - Gram(down)
+                    up = delta > 0
+                    self._gram += self._scaled_gram(changed[up], np.sqrt(delta[up]))
+                    self._gram -= self._scaled_gram(changed[~up], np.sqrt(-delta[~up]))
                     old[changed] = weight[changed]
                 return self._gram.copy()
         self._gram = self.weighted_gram(np.flatnonzero(weight > 0), weight)
