@@ -14,7 +14,7 @@ import pytest
 
 import drokit as dk
 from drokit.conic.reformulations.dual import row_design
-from drokit.conic.reformulations.row_terms import RowTerms, dense_row_design
+from drokit.conic.reformulations.row_terms import RowTerms, csr_row_design, dense_row_design
 from drokit.oracles.enumeration import (ConfigurationRows, RowIndex, concat_rows, count_configuration_rows,
                                         enumerate_configurations, take_rows)
 
@@ -44,6 +44,8 @@ def test_dense_row_design_equals_the_sparse_design(seed):
     assert dense.shape == expected.shape and np.array_equal(dense, expected)
     rep = np.random.default_rng(seed).integers(0, rows.size, size=2 * rows.size)
     assert np.array_equal(dense_row_design(di, rows, rep), expected[rep])
+    csr = csr_row_design(di, rows, rep)
+    assert csr.has_sorted_indices and np.array_equal(csr.toarray(), expected[rep])
     terms = RowTerms(di, rows)                     # sorted by sample, one term per loss piece
     order = np.argsort(rows.sample, kind="stable")
     pieces = 1 if di.loss.pieces is None else len(di.loss.pieces[0])

@@ -321,11 +321,8 @@ def _with_every_sample(inst, rows, mass, slopes, room, lo, hi):
 
 def _row_matrix(inst: DROInstance, rows: ConfigurationRows) -> sp.csr_matrix:
     """``a_k = [1, x_n, dummies(z)]`` (the intercept column only when fitted), one row per configuration."""
-    from ..conic.reformulations.dual import row_design
-    D = row_design(inst, rows)
-    if inst.fit_intercept:
-        D = sp.hstack([sp.csr_matrix(np.ones((rows.size, 1))), D], format="csr")
-    return D
+    from ..conic.reformulations.row_terms import csr_row_design
+    return csr_row_design(inst, rows)
 
 
 def _column_roles(inst: DROInstance):
@@ -428,8 +425,16 @@ def _weighted_gram(A: sp.csr_matrix, w: np.ndarray) -> np.ndarray:
         X = A.toarray() if sp.issparse(A) else np.array(A, dtype=float)
         X *= root[:, None]
         return X.T @ X
-    X = sp.csr_matrix(A.multiply(root[:, None]))
-    return np.asarray((X.T @ X).todense())
+    # larger: densified a block of rows at a time (scipy.sparse's X' X of a 1,010,173 x 61 design took 2.3 s per
+    # product, 18 s of a 117 s fit)
+    A = sp.csr_matrix(A)
+    step = max(1, DENSE_GRAM_LIMIT // (8 * max(1, A.shape[1])))
+    out = np.zeros((A.shape[1], A.shape[1]))
+    for start in range(0, A.shape[0], step):
+        X = A[start:start + step].toarray()
+        X *= root[start:start + step, None]
+        out += X.T @ X
+    return out
 
 
 def _least_norm_step(A_C, target, mass, sigma, alpha, room, lo, hi) -> Optional[np.ndarray]:

@@ -24,7 +24,7 @@ import scipy.sparse as sp
 
 from ...models.instance import DROInstance
 from ...oracles.enumeration import ConfigurationRows, RowIndex, take_rows
-from .dual import row_design
+
 
 #: a term design is kept dense when it has at most this many entries (3.2e7: 256 MB; synthetic 10 + 10 at
 #: N = 100,000, phase 1's 283,726 terms x 61 columns, are dense: scipy.sparse products were most of its time)
@@ -59,6 +59,30 @@ def dense_row_design(inst: DROInstance, rows: ConfigurationRows, rep: Optional[n
     return out
 
 
+def csr_row_design(inst: DROInstance, rows: ConfigurationRows, rep: Optional[np.ndarray] = None) -> sp.csr_matrix:
+    """The matrix of :func:`dense_row_design` in CSR form, its index arrays written directly (the columns of a row
+    -- intercept, numerical features, one dummy per categorical feature not at its reference level -- are
+    already in order): no COO conversion and no horizontal stacking, which were 10-15 s of a fit at 1,000,000
+    samples (a 2,300,000-row working set)."""
+    sample, Z = (rows.sample, rows.Z) if rep is None else (rows.sample[rep], rows.Z[rep])
+    K, offset, n_num = sample.size, int(inst.fit_intercept), inst.n_numerical
+    lead = offset + n_num
+    width = lead + Z.shape[1]
+    cols = np.empty((K, width), dtype=np.int64)
+    vals = np.empty((K, width))
+    keep = np.ones((K, width), dtype=bool)
+    if offset:
+        cols[:, 0], vals[:, 0] = 0, 1.0
+    cols[:, offset:lead] = np.arange(offset, lead)
+    vals[:, offset:lead] = inst.data.X[sample]
+    if Z.shape[1]:
+        cols[:, lead:] = lead + inst.schema.dummy_offsets()[None, :] + Z - 1
+        vals[:, lead:] = 1.0
+        keep[:, lead:] = Z > 0
+    indptr = np.r_[0, np.cumsum(keep.sum(axis=1))]
+    return sp.csr_matrix((vals[keep], cols[keep], indptr), shape=(K, offset + inst.schema.n_encoded))
+
+
 class RowTerms:
     """The terms ``v_r(theta)`` of a working set of rows, sorted by sample (module docstring)."""
 
@@ -85,10 +109,7 @@ class RowTerms:
         if n_terms * (self.n_columns + 1) <= DENSE_TERMS_LIMIT:
             self.A, self.dense = None, dense_row_design(inst, rows, rep)
         else:
-            A = row_design(inst, rows)
-            if inst.fit_intercept:
-                A = sp.hstack([sp.csr_matrix(np.ones((rows.size, 1))), A], format="csr")
-            self.A, self.dense = (A if rep is None else A[rep]), None
+            self.A, self.dense = csr_row_design(inst, rows, rep), None
         rep = np.arange(rows.size) if rep is None else rep
         self.sigma, self.shift, self.cost = sigma[rep], shift[rep], rows.cost[rep]
         self.sample = rows.sample[rep]
