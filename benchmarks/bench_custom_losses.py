@@ -81,7 +81,6 @@ from __future__ import annotations
 import argparse
 import csv
 import math
-import multiprocessing as mp
 import os
 import sys
 import time
@@ -359,38 +358,8 @@ def _child(conn, spec: str, case: str, n: int, seed: int, kappa: float, radius: 
 
 
 def run_fit(spec, case, n, seed, kappa, radius, repeat, timeout) -> dict:
-    """:func:`_child` with a timeout (as ``bench_scaling.run_drokit``); a fit still running is killed."""
-    ctx = mp.get_context("spawn")
-    recv, send = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(send, spec, case, n, seed, kappa, radius, repeat), daemon=True)
-    t0 = time.perf_counter()
-    proc.start()
-    send.close()
-    out, limit, info = None, timeout + bs.STARTUP_S, {}
-    while recv.poll(limit):
-        try:
-            msg = recv.recv()
-        except EOFError:
-            break
-        if msg.get("started"):
-            t0, limit = time.perf_counter(), timeout
-            info = {k: v for k, v in msg.items() if k != "started"}   # the loss's form, for a timeout row
-            continue
-        out = msg
-        proc.join(30)
-        break
-    if out is None and proc.is_alive():
-        hwm = bs._vm_hwm_mb(proc.pid)
-        proc.kill()
-        proc.join()
-        return {**info, "error": f"timeout: no answer {time.perf_counter() - t0:.0f} s after the fit started "
-                                 f"(limit {timeout:.0f} s); killed", "timeout": True, "peak_mb": hwm}
-    if out is None:
-        proc.join()
-        return {**info, "error": f"child died (exit code {proc.exitcode}) without an answer"}
-    if "error" not in out and out["fit_s"] > timeout:
-        return {**out, "error": f"timeout: the fit took {out['fit_s']:.0f} s > {timeout:.0f} s", "timeout": True}
-    return out
+    """:func:`_child` with a timeout (``bench_scaling.run_in_child``); a fit still running is killed."""
+    return bs.run_in_child(_child, (spec, case, n, seed, kappa, radius, repeat), timeout, seconds_key="fit_s")
 
 
 # ------------------------------------------------------------------------------------------- rows

@@ -248,15 +248,19 @@ def _vm_hwm_mb(pid: int) -> float:
     return float("nan")
 
 
-def run_drokit(case, n, seed, kappa, radius, repeat, timeout) -> dict:
-    """Run :func:`_child` with a timeout; a timed-out child is killed and reported as ``timeout``."""
+def run_in_child(target, args: tuple, timeout: float, seconds_key: str = "drokit_s") -> dict:
+    """Run ``target(conn, *args)`` in a spawned process and return the dict it sends.  The child first sends
+    ``{"started": True, ...}`` when its untimed start-up (imports, data, warm-up) is done; ``timeout`` bounds
+    what follows (``STARTUP_S`` the start-up).  A child still running then is killed and reported as ``timeout``
+    (its peak memory from ``VmHWM``), as is an answer whose ``seconds_key`` exceeds ``timeout``; the extra
+    items of the "started" message are kept in every failure row."""
     ctx = mp.get_context("spawn")
     recv, send = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(send, case, n, seed, kappa, radius, repeat), daemon=True)
+    proc = ctx.Process(target=target, args=(send,) + tuple(args), daemon=True)
     t0 = time.perf_counter()
     proc.start()
     send.close()
-    out, limit = None, timeout + STARTUP_S   # the start-up, data and warm-up (not timed) first
+    out, limit, info = None, timeout + STARTUP_S, {}   # the start-up, data and warm-up (not timed) first
     while recv.poll(limit):
         try:
             msg = recv.recv()
@@ -264,6 +268,7 @@ def run_drokit(case, n, seed, kappa, radius, repeat, timeout) -> dict:
             break
         if msg.get("started"):
             t0, limit = time.perf_counter(), timeout   # the timed fit(s) begin
+            info = {k: v for k, v in msg.items() if k != "started"}
             continue
         out = msg
         proc.join(30)
@@ -272,15 +277,19 @@ def run_drokit(case, n, seed, kappa, radius, repeat, timeout) -> dict:
         hwm = _vm_hwm_mb(proc.pid)
         proc.kill()
         proc.join()
-        return {"error": f"timeout: no answer {time.perf_counter() - t0:.0f} s after the fit started "
-                         f"(limit {timeout:.0f} s); killed", "timeout": True, "peak_mb": hwm}
+        return {**info, "error": f"timeout: no answer {time.perf_counter() - t0:.0f} s after the fit started "
+                                 f"(limit {timeout:.0f} s); killed", "timeout": True, "peak_mb": hwm}
     if out is None:
         proc.join()
-        return {"error": f"child died (exit code {proc.exitcode}) without an answer"}
-    if "error" not in out and out["drokit_s"] > timeout:
-        return {"error": f"timeout: the fit took {out['drokit_s']:.0f} s > {timeout:.0f} s", "timeout": True,
-                "peak_mb": out.get("peak_mb")}
+        return {**info, "error": f"child died (exit code {proc.exitcode}) without an answer"}
+    if "error" not in out and out[seconds_key] > timeout:
+        return {**out, "error": f"timeout: the fit took {out[seconds_key]:.0f} s > {timeout:.0f} s", "timeout": True}
     return out
+
+
+def run_drokit(case, n, seed, kappa, radius, repeat, timeout) -> dict:
+    """Run :func:`_child` with a timeout; a timed-out child is killed and reported as ``timeout``."""
+    return run_in_child(_child, (case, n, seed, kappa, radius, repeat), timeout)
 
 
 # ------------------------------------------------------------------------------------------- the floor (parent)
