@@ -79,7 +79,6 @@ Run:  python benchmarks/bench_custom_losses.py [--quick] [--cases hepatitis synt
 from __future__ import annotations
 
 import argparse
-import csv
 import math
 import os
 import sys
@@ -87,7 +86,6 @@ import time
 import warnings
 
 import numpy as np
-import pandas as pd
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_scaling as bs  # noqa: E402  (git_commit, header_lines, snapshot, make_synthetic, memory helpers)
