@@ -425,16 +425,9 @@ def _weighted_gram(A: sp.csr_matrix, w: np.ndarray) -> np.ndarray:
         X = A.toarray() if sp.issparse(A) else np.array(A, dtype=float)
         X *= root[:, None]
         return X.T @ X
-    # larger: densified a block of rows at a time (scipy.sparse's X' X of a 1,010,173 x 61 design took 2.3 s per
-    # product, 18 s of a 117 s fit)
-    A = sp.csr_matrix(A)
-    step = max(1, DENSE_GRAM_LIMIT // (8 * max(1, A.shape[1])))
-    out = np.zeros((A.shape[1], A.shape[1]))
-    for start in range(0, A.shape[0], step):
-        X = A[start:start + step].toarray()
-        X *= root[start:start + step, None]
-        out += X.T @ X
-    return out
+    # larger: densified a block of rows at a time (scipy.sparse's X' X took 18 s of a 117 s fit at 1M rows)
+    from ..conic.reformulations.row_terms import sparse_gram
+    return sparse_gram(A, root)
 
 
 def _least_norm_step(A_C, target, mass, sigma, alpha, room, lo, hi) -> Optional[np.ndarray]:

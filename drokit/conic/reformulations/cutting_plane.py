@@ -66,7 +66,7 @@ from ..program import ConicProgram
 from .barrier_master import barrier_master
 from .budget_cuts import BudgetCuts, budget_cuts_apply, budget_cuts_from_rows, unique_budget_cuts, weight_classes
 from .dual import build_dual_program
-from .phase_one import phase_one
+from .phase_one import phase_one, phase_one_applies
 
 
 @dataclass
@@ -207,8 +207,7 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
     solver_options = {**backend.accuracy_options(max(options.gap_tol / 10, 1e-8)), **dict(solver_options or {})}
     phase_one_time = 0.0
     first = structured = None
-    if options.phase_one and not adversarial and not inst.penalized \
-            and np.isfinite(float(inst.loss.lipschitz)) and (not outer or options.structured_master):
+    if options.phase_one and phase_one_applies(inst) and (not outer or options.structured_master):
         # phase 1's Newton model has no attack-shift term (and starts from lambda = 2 lip(L)).  A loss compiled
         # by tangents (a smooth custom loss) needs only its value and derivatives here: phase 1 and the barrier
         # master try to certify it without any tangent; when they do not, the tangent masters start as before,

@@ -31,6 +31,7 @@ from ...oracles.enumeration import count_configuration_rows, enumerate_configura
 from .box import compile_box
 from .dual import CompiledProgram, build_dual_program
 from .graph import compile_graph
+from .phase_one import phase_one_applies
 
 METHODS = ("auto", "erm", "closed_form", "monolithic", "cutting_plane", "box", "graph", "intersection")
 #: default limit on enumerated configuration rows (monolithic program, enumeration oracle)
@@ -135,9 +136,7 @@ def tangent_loss_with_structured_path(inst: DROInstance) -> bool:
     programs need rounds of tangents.  Measured: sympy Huber ``Piecewise`` on scikit-learn's diabetes (442 x 10,
     radius 0.1): closed form 4.5 s (five Clarabel solves) against 0.14 s, the built-in Huber's closed form
     0.08 s."""
-    loss = inst.loss
-    return (bool(getattr(loss, "outer_approximation", False)) and not hasattr(loss, "at")
-            and not inst.penalized and np.isfinite(float(loss.lipschitz)))
+    return bool(getattr(inst.loss, "outer_approximation", False)) and phase_one_applies(inst)
 
 
 #: ``auto`` picks the box LP (piecewise-affine losses, p = 1) up to this many rows.  Measured, hinge,

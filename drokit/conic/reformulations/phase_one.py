@@ -74,6 +74,13 @@ class PhaseOneResult:
     tau: float = np.nan        # the last temperature
 
 
+def phase_one_applies(inst: DROInstance) -> bool:
+    """Whether phase 1 (and the barrier master after it) can work on ``inst``: its Newton model has no
+    attack-shift term (an adversarial loss depends on the model), no penalty, and starts from
+    ``lambda = 2 lip(L)`` (a finite Lipschitz constant)."""
+    return not hasattr(inst.loss, "at") and not inst.penalized and np.isfinite(float(inst.loss.lipschitz))
+
+
 def near_active(inst: DROInstance, rows: ConfigurationRows, intercept: float, coef: np.ndarray,
                 lam: float, margin: float) -> ConfigurationRows:
     """Rows whose ``l_k - lam c_k`` is within ``margin`` of their sample's maximum over ``rows``."""
