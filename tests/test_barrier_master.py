@@ -269,7 +269,7 @@ def test_default_fit_equals_the_reference_optimum(i):
         assert res.solver == "clarabel" and res.history
     if path == "barrier":
         out = rec.barrier[-1]
-        # its tol is gap_tol / 10; it also accepts gap_tol once its bounds stall (barrier_master accept=)
+        # a fit's barrier master certifies to the fit's gap_tol
         assert out.upper_bound - out.lower_bound <= 1e-6 * scale(out.upper_bound)
         # the fit re-evaluates the method's dual point: equal up to rounding, or better
         assert res.coef == pytest.approx(out.coef, abs=0) and res.lower_bound >= out.lower_bound - 1e-14 * scale(opt)
@@ -353,7 +353,9 @@ def _start(di, oracle, intercept, coef, lam):
     return lam, float(lam * di.radius + di.p @ sep.violation)
 
 
-def _check_barrier_result(inst, di, out, opt, where):
+def _check_barrier_result(inst, di, out, opt, where, gap=1e-7):
+    """``out`` of ``barrier_master(..., tol=gap)``: valid bounds, the upper one the model's risk at its point, and
+    certified to ``gap``."""
     tol = BOUND_RTOL * scale(opt)
     assert out.lower_bound <= opt + tol, (where, "lower above the optimum", out.lower_bound, opt)
     assert out.upper_bound >= opt - tol, (where, "upper below the optimum", out.upper_bound, opt)
@@ -367,8 +369,8 @@ def _check_barrier_result(inst, di, out, opt, where):
     assert out.lam >= lambda_floor(di, out.coef) * (1 - 1e-12), where
     assert out.upper_bound >= exact_risk(inst, out.intercept, out.coef) - tol, where
     if out.certified:
-        assert out.upper_bound - out.lower_bound <= 1e-7 * scale(out.upper_bound), where
-        assert out.upper_bound <= opt + 1e-7 * scale(opt), where
+        assert out.upper_bound - out.lower_bound <= gap * scale(out.upper_bound), where
+        assert out.upper_bound <= opt + gap * scale(opt), where
     assert out.newton_steps >= 0 and out.centerings >= 1 and out.rows.size >= di.n_samples
 
 
@@ -619,11 +621,13 @@ def test_the_checks_catch_wrong_bounds_and_objectives():
         assert message == "objective" or message in str(err.value), (message, str(err.value))
     di, _ = bound_instance(inst)
     out = rec.barrier[-1]
-    _check_barrier_result(inst, di, out, opt, "as returned")
+    _check_barrier_result(inst, di, out, opt, "as returned", gap=1e-6)     # from a fit: its gap_tol
     with pytest.raises(AssertionError, match="lower above the optimum"):
-        _check_barrier_result(inst, di, dataclasses.replace(out, lower_bound=opt + 1e-8 * scale(opt)), opt, "doctored")
+        _check_barrier_result(inst, di, dataclasses.replace(out, lower_bound=opt + 1e-8 * scale(opt)), opt, "doctored",
+                              gap=1e-6)
     with pytest.raises(AssertionError):
-        _check_barrier_result(inst, di, dataclasses.replace(out, lower_bound=out.lower_bound - 1e-9), opt, "doctored")
+        _check_barrier_result(inst, di, dataclasses.replace(out, lower_bound=out.upper_bound - 2e-6 * scale(opt)), opt,
+                              "doctored", gap=1e-6)
 
 
 def test_direction_mutations_change_the_newton_direction():
