@@ -42,14 +42,14 @@ stability        stability(model, X, y, risk=r, ambiguity=OTMoment(theta1=, thet
 model selection  cross_validate_grid(estimator, X, y, {radius|theta|kappa|param: [...]},
                  backend="loky"|"dask") -> SweepResult; GridSearchCV reaches ambiguity__radius etc.
 data             drokit.datasets: load (16 UCI sets), load_german_credit
-errors           DrokitError, ParameterError, DataError, ProblemTooLargeError, SolverError
+errors           DrokitError, ParameterError, DataError, ProblemTooLargeError, SolverError, FitInterrupted
 """
 
 from . import conic, datasets, evaluation, losses, model_selection, solvers
 from .ambiguity import AmbiguitySet, CalibratedWasserstein, Intersection, OTMoment, Wasserstein
 from .evaluation import (RobustnessReport, feature_stability, robustness_report, simulate_shift, stability,
                          stability_curve, worst_case, worst_case_value, worst_case_value_oracle)
-from .exceptions import (DataError, DrokitError, ParameterError, ProblemTooLargeError, SolverError,
+from .exceptions import (DataError, DrokitError, FitInterrupted, ParameterError, ProblemTooLargeError, SolverError,
                          SolverNotAvailableError)
 from .metrics import (CategoricalCost, GroundMetric, LabelCost, MismatchCost, NormCost, OrdinalCost, auxiliary_radius, radius_from_theta,
                       rule_of_thumb_radius, wasserstein_distance)
@@ -65,4 +65,4 @@ __all__ = ["GroundMetric", "NormCost", "MismatchCost", "OrdinalCost", "Categoric
            "worst_case", "worst_case_value", "worst_case_value_oracle", "simulate_shift",
            "robustness_report", "RobustnessReport", "cross_validate_grid", "SweepResult", "FitFailedError",
            "conic", "solvers", "datasets", "evaluation", "model_selection", "DrokitError", "ParameterError", "DataError", "ProblemTooLargeError",
-           "SolverError", "SolverNotAvailableError", "__version__"]
+           "SolverError", "SolverNotAvailableError", "FitInterrupted", "__version__"]

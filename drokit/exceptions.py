@@ -33,15 +33,30 @@ class SolverError(DrokitError, RuntimeError):
     raw_status : the back-end's own status string.
     solver : the back-end name.
     solution : the :class:`~drokit.solvers.base.SolverSolution` when one exists (may be ``None``).
+    result : the :class:`~drokit.FitResult` of the best model found and its certified bounds, when the fit
+        got that far (a cutting plane stopped by its ``time_limit`` or its round limit); else ``None``.
     """
 
     def __init__(self, message: str, *, status: str = "solver_error", raw_status: str = "",
-                 solver: str = "", solution=None):
+                 solver: str = "", solution=None, result=None):
         super().__init__(message)
         self.status = status
         self.raw_status = raw_status
         self.solver = solver
         self.solution = solution
+        self.result = result
+
+
+class FitInterrupted(KeyboardInterrupt):
+    """A fit stopped by Ctrl-C (``SIGINT``): still a ``KeyboardInterrupt``, so scripts and loops stop as usual,
+    with the best model found so far and its certified bounds in :attr:`result` (a :class:`~drokit.FitResult`,
+    ``status="optimal_inaccurate"``, ``stop_reason="interrupted"``; ``None`` when no model was found).  An
+    estimator interrupted in ``fit`` keeps that model (``result_``, ``coef_``, ...), so that the work done is
+    not lost in a notebook."""
+
+    def __init__(self, message: str, result=None):
+        super().__init__(message)
+        self.result = result
 
 
 class SolverNotAvailableError(SolverError):

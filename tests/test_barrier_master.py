@@ -534,12 +534,12 @@ def _mutated_direction_source(old: str, new: str, **extra):
     return namespace["direction"]
 
 
-def _uncentered_gram(terms, idx, ss, mean_weight, gram_weight):
+def _uncentered_gram(terms, idx, ss, mean_weight, gram_weight, project):
     """``RowTerms.centered_gram`` without the centering: ``sum_r gram_weight_r J_r J_r'`` (a wrong Schur
     complement), with the same means."""
-    _, G, segments = terms.centered_gram(idx, ss, mean_weight, gram_weight)
+    _, projected = terms.centered_gram(idx, ss, mean_weight, gram_weight, project)
     J = terms.gradients(idx, ss)
-    return J.T @ (gram_weight[idx, None] * J), G, segments
+    return J.T @ (gram_weight[idx, None] * J), projected
 
 
 def _scaled_direction(factor):
@@ -564,8 +564,8 @@ MUTATIONS = {
     "schur_without_G_gs": lambda: (bmm._EpigraphBarrier, "direction", _mutated_direction_source(
         "g_s = self.p - np.add.reduceat(mw, self.starts)", "g_s = 0.0 * self.p")),
     "schur_without_centering": lambda: (bmm._EpigraphBarrier, "direction", _mutated_direction_source(
-        "self.centered_gram(self.multi_terms, ss, w2, mu * w2)",
-        "_uncentered_gram(self, self.multi_terms, ss, w2, mu * w2)", _uncentered_gram=_uncentered_gram)),
+        "self.centered_gram(self.multi_terms, ss, w2, mu * w2, g_s)",
+        "_uncentered_gram(self, self.multi_terms, ss, w2, mu * w2, g_s)", _uncentered_gram=_uncentered_gram)),
     "direction_x2.5": lambda: (bmm._EpigraphBarrier, "direction", _scaled_direction(2.5)),
     "direction_x0.2": lambda: (bmm._EpigraphBarrier, "direction", _scaled_direction(0.2)),
     "slopes_plus_0.3": lambda: (RowTerms, "row_dual", _slopes_shifted(0.3)),

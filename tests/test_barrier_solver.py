@@ -234,7 +234,7 @@ def test_uncertified_barrier_falls_back_under_auto_and_fails_when_required(monke
 
 def test_verbose_prints_one_line_per_outer_iteration(capsys):
     X, y = logistic_data(n=100, d=3)
-    res = compiled(X, y).solve(solver="barrier", verbose=True)
+    res = compiled(X, y).solve(solver="barrier", verbose=2)
     lines = [l for l in capsys.readouterr().out.splitlines() if l.startswith("barrier")]
     assert len(lines) == res.auxiliary["barrier"]["outer_iterations"] >= 3
     compiled(X, y).solve(solver="barrier")

@@ -78,11 +78,11 @@ def test_progress_display_is_silenceable(capsys):
     prob = _problem(dk.losses.Logistic(), "classification", np.inf, 1, 1)
     prob.compile(X, y, method="cutting_plane", **kw).solve()
     assert capsys.readouterr().err == ""
-    prob.compile(X, y, method="cutting_plane", **kw).solve(verbose=True)
+    prob.compile(X, y, method="cutting_plane", **kw).solve(verbose=2)
     err = capsys.readouterr().err
     assert ("round" in err or "phase 1" in err) and "lower" in err and "upper" in err
     # the conic masters' rounds, when they run
-    prob.compile(X, y, method="cutting_plane", **kw).solve(verbose=True, method_options={"structured_master": False})
+    prob.compile(X, y, method="cutting_plane", **kw).solve(verbose=2, method_options={"structured_master": False})
     err = capsys.readouterr().err
     assert "round" in err and "lower" in err and "upper" in err
 
@@ -324,7 +324,7 @@ def test_phase_one_that_did_not_converge_gives_its_point_not_its_bundle(monkeypa
     monkeypatch.setattr(cp_module, "phase_one", stopped)
     X, y, kw = _data("classification", seed=4)
     prob = _problem(dk.losses.Logistic(), "classification", 1.0, 1, 1)
-    res = prob.compile(X, y, method="cutting_plane", **kw).solve(verbose=True)
+    res = prob.compile(X, y, method="cutting_plane", **kw).solve(verbose=2)
     assert seen and res.status == "optimal" and res.upper_bound > 0
     assert "stopped by its solve limit" in capsys.readouterr().err
     reference = prob.compile(X, y, method="monolithic", **kw).solve()

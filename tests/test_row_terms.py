@@ -123,3 +123,33 @@ def test_curvature_gram_stays_within_its_tolerance_of_the_exact_gram(seed, spars
             M = np.linalg.solve(L, np.linalg.solve(L, approx).T)          # L^-1 H~ L^-T
             eig = np.linalg.eigvalsh(0.5 * (M + M.T))
             assert eig.min() >= 1 - rtol - 1e-6 and eig.max() <= 1 + rtol + 1e-6, (step, eig.min(), eig.max())
+
+
+@pytest.mark.parametrize("seed", [0, 3, 7, 11])
+def test_centered_gram_in_chunks_equals_the_definition(seed, monkeypatch):
+    """``RowTerms.centered_gram`` computed 7 terms at a time (chunks cut at sample boundaries) equals the formula
+    over all terms at once: ``sum_r w_r (J_r - G_n)(J_r - G_n)'`` with ``G_n`` the ``m``-weighted mean of sample
+    ``n``'s rows ``J_r``, and ``sum_n G_n project_n``."""
+    import drokit.conic.reformulations.row_terms as rt
+    di = _bound(seed)
+    rows = enumerate_configurations(di) if count_configuration_rows(di) <= 20_000 else \
+        enumerate_configurations(di, nominal_only=True)
+    rng = np.random.default_rng(seed)
+    terms = RowTerms(di, rows)
+    counts = np.bincount(terms.segment, minlength=terms.starts.size)
+    idx = np.flatnonzero(counts[terms.segment] >= 2)
+    if idx.size == 0:
+        pytest.skip("no sample with two terms")
+    ss, m, w = rng.normal(size=terms.n_terms), rng.random(terms.n_terms) + 0.1, rng.random(terms.n_terms)
+    project = rng.normal(size=terms.starts.size)
+    J = terms.gradients(np.arange(terms.n_terms), ss)
+    gram, projected = np.zeros((J.shape[1], J.shape[1])), np.zeros(J.shape[1])
+    for n in np.unique(terms.segment[idx]):
+        own = idx[terms.segment[idx] == n]
+        G = m[own] @ J[own] / m[own].sum()
+        gram += (J[own] - G).T @ (w[own, None] * (J[own] - G))
+        projected += G * project[n]
+    monkeypatch.setattr(rt, "GRAM_CHUNK", 7)
+    chunked = terms.centered_gram(idx, ss, m, w, project)
+    assert np.allclose(chunked[0], gram, rtol=1e-10, atol=1e-10) and np.allclose(chunked[1], projected, rtol=1e-10)
+    assert terms.centered_gram(idx, ss, m, w)[1] is None

@@ -88,7 +88,7 @@ class LowerBound:
 
 def certified_lower_bound(inst: DROInstance, intercept: float, coef: np.ndarray,
                           upper: Optional[float] = None, tol: float = 1e-9,
-                          rows: Optional[ConfigurationRows] = None) -> Optional[LowerBound]:
+                          rows: Optional[ConfigurationRows] = None, control=None) -> Optional[LowerBound]:
     """The Lagrangian lower bound of the module docstring for the model ``(intercept, coef)``; ``None``
     where it does not apply (adversarial loss, penalties, a model whose worst case is infinite).
 
@@ -97,7 +97,8 @@ def certified_lower_bound(inst: DROInstance, intercept: float, coef: np.ndarray,
     unique and only some of them are KKT multipliers), at the multipliers of :func:`kkt_multipliers` on
     the rows near their sample's maximum at ``lam*`` (:data:`CANDIDATE_RTOLS`): every such row when the
     rows can be enumerated, else the oracle's maximizers and those of ``rows`` (a method's working set,
-    e.g. the cutting plane's last master); the largest bound found."""
+    e.g. the cutting plane's last master); the largest bound found.  ``control``: the fit's
+    :class:`~drokit.solvers.run_control.RunControl`, which records the KKT programs' solver calls."""
     from .worst_case_distribution import worst_case_support
     if hasattr(inst.loss, "at") or inst.penalized:
         return None
@@ -121,7 +122,7 @@ def certified_lower_bound(inst: DROInstance, intercept: float, coef: np.ndarray,
             break                                  # the oracle returns maximizers only: nothing to widen
         if candidates.size > KKT_MAX_ROWS:
             break                                  # too large to be cheap: the caller falls back (source "method")
-        point = kkt_multipliers(inst, candidates, intercept, coef)
+        point = kkt_multipliers(inst, candidates, intercept, coef, control=control)
         if point is not None:
             candidate = lagrangian_bound(inst, candidates, *point)
             if candidate.value > best.value:
@@ -143,7 +144,7 @@ def _near_maximizers(inst: DROInstance, rows: ConfigurationRows, intercept: floa
     return take_rows(rows, np.flatnonzero(keep))
 
 
-def kkt_multipliers(inst: DROInstance, rows: ConfigurationRows, intercept: float, coef: np.ndarray):
+def kkt_multipliers(inst: DROInstance, rows: ConfigurationRows, intercept: float, coef: np.ndarray, control=None):
     """Masses and slopes on ``rows`` (the rows near their sample's maximum at the model) from the Lagrange
     dual of the problem restricted to these rows, a small conic program over the masses ``m`` and the slope
     masses ``v = m alpha``:
@@ -211,7 +212,8 @@ def kkt_multipliers(inst: DROInstance, rows: ConfigurationRows, intercept: float
     try:
         backend = ClarabelBackend()
         # one solve: the point only has to be good, the repair makes it feasible (an inaccurate answer will do)
-        sol = solve_with_retries(backend, pb.build(), backend.accuracy_options(1e-10), retry_inaccurate=False)
+        sol = solve_with_retries(backend, pb.build(), backend.accuracy_options(1e-10), retry_inaccurate=False,
+                                 control=control, stage="certificate")
     except Exception:                              # the bound only improves on success
         return None
     if sol.x is None or sol.status not in ("optimal", "optimal_inaccurate"):

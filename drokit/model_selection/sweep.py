@@ -150,7 +150,7 @@ def _describe(params: Mapping[str, Any]) -> str:
 # ------------------------------------------------------------------------------------- the sweep
 def cross_validate_grid(estimator, X, y, grid: Grid, *, cv=5, repeats: int = 1, scoring=None,
                         n_jobs: Optional[int] = None, backend: str = "loky", scheduler=None,
-                        seed: Optional[int] = None, progress: bool = True, refit: bool = True,
+                        seed: Optional[int] = None, progress: bool = False, refit: bool = True,
                         error_score="nan") -> SweepResult:
     """Cross-validate every combination of ``grid`` on repeated K-fold splits, in parallel via joblib.
 
@@ -186,7 +186,8 @@ def cross_validate_grid(estimator, X, y, grid: Grid, *, cv=5, repeats: int = 1, 
     seed : random state of the splits; the same seed gives the same splits and the same scores on
         every backend.  ``None`` draws new splits on every call.
     progress : print one line per completed fit (at most about 50 lines; every failure; a counter
-        updated in place on a terminal) and a summary to stderr.
+        updated in place on a terminal) and a summary to stderr.  Off by default, like the estimators'
+        ``verbose`` (scikit-learn's convention).
     refit : refit the best combination on all of ``X, y`` (``best_estimator_``).
     error_score : what a failed fit (or scoring) scores: ``"nan"`` (default) or a number records it
         and warns (``FitFailedWarning``); the error text is kept in ``results["errors"]``, and a

@@ -16,10 +16,11 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ..conic.reformulations import MAX_CONFIGURATIONS, METHODS
-from ..exceptions import ParameterError
+from ..exceptions import FitInterrupted, ParameterError
 from ..losses import get_loss
 from ..losses.base import CLASSIFICATION, REGRESSION
 from ..solvers import solver_choices
+from ..solvers.run_control import check_time_limit, check_verbose
 from ..params import component, materialized, nested_params, real_number
 from .problem import ON_INACCURATE, Problem
 from .validation import as_1d, check_array_2d, check_features, encode_binary_labels
@@ -76,6 +77,8 @@ class _DROLinearModel(BaseEstimator):
             raise ParameterError(f"fit_intercept must be True or False, got {self.fit_intercept!r}")
         for name in ("l1_penalty", "l2_penalty"):
             real_number(getattr(self, name), name)  # the range is checked by the problem
+        check_time_limit(self.time_limit)
+        check_verbose(self.verbose)
 
     def _problem(self) -> Problem:
         loss = get_loss(self.loss if self.loss is not None else self._default_loss)
@@ -103,7 +106,7 @@ class _DROLinearModel(BaseEstimator):
         return super().set_params(**params)
 
     # ------------------------------------------------------------------- fit
-    def _fit(self, X, y, sample_weight=None):
+    def _fit(self, X, y, sample_weight=None, classes=None):
         self._validate_params()
         X = check_array_2d(X)
         problem = self._problem().built(X, y, categorical_features=self.categorical_features,
@@ -113,9 +116,15 @@ class _DROLinearModel(BaseEstimator):
                              sample_weight=sample_weight)
         ambiguity = component(problem, "ambiguity")
         schema = cp.instance.schema
-        result = cp.solve(solver=self.solver, solver_options=self.solver_options,
-                          on_inaccurate=self.on_inaccurate, verbose=bool(self.verbose),
-                          method_options=self.method_options)
+        interrupted = None
+        try:
+            result = cp.solve(solver=self.solver, solver_options=self.solver_options,
+                              on_inaccurate=self.on_inaccurate, verbose=self.verbose,
+                              method_options=self.method_options, time_limit=self.time_limit)
+        except FitInterrupted as exc:
+            if exc.result is None:
+                raise
+            result, interrupted = exc.result, exc
         self.schema_ = schema
         self.ambiguity_ = ambiguity
         self.result_ = result
@@ -126,7 +135,14 @@ class _DROLinearModel(BaseEstimator):
             del self.feature_names_in_
         self.feature_names_out_ = np.asarray(schema.encoded_names(), dtype=object)
         self.lambda_ = result.lambda_
+        self._store_model(result, classes)
+        if interrupted is not None:
+            raise interrupted     # Ctrl-C: the best model so far is kept (result_.stop_reason == "interrupted")
         return result
+
+    def _store_model(self, result, classes=None) -> None:
+        """``coef_`` and ``intercept_`` (and ``classes_``) from a fit's result."""
+        raise NotImplementedError
 
     def _decision(self, X) -> np.ndarray:
         check_is_fitted(self, "result_")
@@ -183,7 +199,16 @@ class DROClassifier(ClassifierMixin, _DROLinearModel):
         mutable features (x 2 when labels may flip, i.e. classification with finite kappa).
     method_options : options of the method, e.g. ``{"gap_tol": 1e-7, "max_rounds": 50}`` for the
         cutting plane (see :class:`~drokit.conic.reformulations.CuttingPlaneOptions`).
-    verbose : print the solver's log, or one line per cutting-plane round.
+    verbose : 0 / ``False`` (default) silent; 1 / ``True`` progress lines on stderr once a fit has run 2 s
+        (phase, round, certified gap, elapsed time, an estimate of the rest); 2 also the method's log (every
+        phase-1 solve, barrier centering, cutting-plane round); 3 also the conic solver's own log.
+    time_limit : ``None`` (default) or seconds of wall time for ``fit``.  A cutting-plane fit stops at its next
+        step once they have passed, with the best model found and its certified bounds: ``fit`` raises
+        :class:`~drokit.SolverError` (``status="time_limit"``, the bounds in its message and ``.result``), or
+        with ``on_inaccurate="warn"`` keeps that model with a warning (``result_.status ==
+        "optimal_inaccurate"``, ``result_.stop_reason``).  A conic solve gets the time left as its own limit.
+        Ctrl-C during a fit stops it the same way: the best model so far is kept and
+        :class:`~drokit.FitInterrupted` (a ``KeyboardInterrupt``) is raised.
     l1_penalty : ``gamma >= 0``: minimize the worst-case risk plus ``gamma ||beta||_1`` (intercept
         excluded): selvi2022's r-DRO, and at radius 0 the lasso (r-LR).  ``result_.objective`` and its
         bounds include the penalty; ``dk.worst_case`` reports the risk alone.
@@ -211,7 +236,7 @@ class DROClassifier(ClassifierMixin, _DROLinearModel):
                  solver_options=None, fit_intercept=True, categorical_features=None,
                  categories="auto", handle_unknown="error", on_inaccurate="raise",
                  max_configurations=MAX_CONFIGURATIONS, method_options=None, verbose=False,
-                 l1_penalty=0.0, l2_penalty=0.0):
+                 l1_penalty=0.0, l2_penalty=0.0, time_limit=None):
         self._store_params(locals())
 
     def fit(self, X, y, sample_weight=None):
@@ -220,11 +245,13 @@ class DROClassifier(ClassifierMixin, _DROLinearModel):
         X = check_array_2d(X)
         y = as_1d(y, X.shape[0])  # once, so that a column vector warns once
         _, classes = encode_binary_labels(y, X.shape[0])
-        result = self._fit(X, y, sample_weight)
+        self._fit(X, y, sample_weight, classes)
+        return self
+
+    def _store_model(self, result, classes=None) -> None:
         self.classes_ = classes
         self.coef_ = result.coef.reshape(1, -1)
         self.intercept_ = np.array([result.intercept])
-        return self
 
     def decision_function(self, X) -> np.ndarray:
         """``beta_0 + beta^T encode(x)``: positive values predict ``classes_[1]``."""
@@ -279,15 +306,17 @@ class DRORegressor(RegressorMixin, _DROLinearModel):
                  solver_options=None, fit_intercept=True, categorical_features=None,
                  categories="auto", handle_unknown="error", on_inaccurate="raise",
                  max_configurations=MAX_CONFIGURATIONS, method_options=None, verbose=False,
-                 l1_penalty=0.0, l2_penalty=0.0):
+                 l1_penalty=0.0, l2_penalty=0.0, time_limit=None):
         self._store_params(locals())
 
     def fit(self, X, y, sample_weight=None):
         """Fit the model; returns ``self``.  ``sample_weight`` as :meth:`DROClassifier.fit`."""
-        result = self._fit(X, y, sample_weight)
+        self._fit(X, y, sample_weight)
+        return self
+
+    def _store_model(self, result, classes=None) -> None:
         self.coef_ = result.coef.copy()
         self.intercept_ = float(result.intercept)
-        return self
 
     def predict(self, X) -> np.ndarray:
         return self._decision(X)

@@ -21,13 +21,14 @@ from ..ambiguity.wasserstein import Wasserstein
 from ..conic.reformulations import MAX_CONFIGURATIONS, CompiledProgram, compile_instance
 from ..oracles import count_configuration_rows, make_oracle
 from ..params import component
-from ..exceptions import DataError, ParameterError, SolverError
+from ..exceptions import DataError, FitInterrupted, ParameterError, SolverError
 from ..losses import Loss, get_loss
 from ..losses.base import CLASSIFICATION, REGRESSION
 from ..losses.builtin import Logistic
 from ..schema import FeatureSchema
 from ..solvers import get_backend
 from ..solvers.base import solve_with_retries
+from ..solvers.run_control import RunControl
 from .instance import DROInstance
 from .result import FitResult, ProgramRecipe
 from .validation import check_target, encode_binary_labels, encode_with_classes, plus_minus_one_labels
@@ -319,7 +320,7 @@ class CompiledProblem:
             bound = dual                 # enough to certify: no search for a tighter one
         else:
             bound = certified_lower_bound(self.instance, intercept, coef, upper=upper, rows=rows,
-                                          tol=LOWER_BOUND_RTOL)
+                                          tol=LOWER_BOUND_RTOL, control=self._control)
             if dual is not None and (bound is None or dual.value > bound.value):
                 bound = dual
         info = {"seconds": time.perf_counter() - t0, "method_bound": float(method_bound)}
@@ -396,9 +397,22 @@ class CompiledProblem:
     max_configurations: int = MAX_CONFIGURATIONS
 
     def solve(self, solver: str = "auto", solver_options: Optional[Mapping[str, Any]] = None,
-              on_inaccurate: str = "raise", verbose: bool = False,
-              method_options: Optional[Mapping[str, Any]] = None) -> FitResult:
+              on_inaccurate: str = "raise", verbose: Any = False,
+              method_options: Optional[Mapping[str, Any]] = None, time_limit: Optional[float] = None) -> FitResult:
         """Solve with a back-end and certify the answer (see :meth:`_solve_once`).
+
+        ``verbose``: 0 / ``False`` silent; 1 / ``True`` progress lines on stderr (phase, round, the certified gap,
+        elapsed time, an estimate of the rest) once the fit has run 2 s; 2 also the method's log (phase-1 solves,
+        barrier centerings, cutting-plane rounds); 3 also the conic solver's own log
+        (:mod:`drokit.solvers.run_control`).
+
+        ``time_limit``: seconds of wall time.  The cutting plane stops at its next step once they have passed
+        and, like an uncertified fit, raises :class:`~drokit.SolverError` (``status="time_limit"``) carrying the
+        best model found and its certified bounds in ``error.result``, or with ``on_inaccurate="warn"``
+        returns them (``status="optimal_inaccurate"``, ``stop_reason`` set); a conic solve gets the time left
+        as the solver's own limit.  Ctrl-C during a cutting-plane fit stops it the same way and raises
+        :class:`~drokit.FitInterrupted` (a ``KeyboardInterrupt``) with that result.  ``result.attempts``
+        lists every solver call, retries and fallbacks included, and ``solve_time`` covers them all.
 
         ``solver="auto"`` (default) fits the closed-form logistic model (no categorical feature can change,
         no penalty, l1 / l2 / l-inf ground norm; :func:`drokit.solvers.barrier.ineligibility`) with drokit's
@@ -421,8 +435,35 @@ class CompiledProblem:
         22-fold (lymphography, 240 rows, 17.7 s -> 0.79 s; benchmarks/RESULTS.md).  Clarabel does not use
         BLAS.
         """
-        with _blas_controller().limit(limits=1, user_api="blas"):
-            return self._solve_refined(solver, solver_options, on_inaccurate, verbose, method_options)
+        control = RunControl(time_limit, verbose)
+        self._control = control
+        try:
+            with _blas_controller().limit(limits=1, user_api="blas"), control.interruptible():
+                result = self._solve_refined(solver, solver_options, on_inaccurate, control.verbose, method_options)
+        except (SolverError, FitInterrupted) as exc:
+            if getattr(exc, "result", None) is not None:
+                self._account(exc.result, control)
+            raise
+        finally:
+            self._control = None
+        self._account(result, control)
+        if control.interrupted and result.stop_reason is None:
+            # a method that does not stop early (one conic solve) finished first: the work is kept
+            raise FitInterrupted(f"interrupted (the {self.method} solve finished first: {result.status}, "
+                                 f"objective {result.objective:.9g}; it is in this exception's .result)", result=result)
+        control.finish(f"{result.status} in {control.elapsed():.1f} s: objective {result.objective:.9g}, "
+                       f"relative gap {result.relative_gap:.1e} ({result.solver})")
+        return result
+
+    @staticmethod
+    def _account(result: FitResult, control: RunControl) -> None:
+        """Every solver call of the fit into ``result.attempts``, and ``solve_time`` = the fit's wall time but
+        its final certificate (failed attempts and fallbacks included)."""
+        result.attempts = list(control.attempts)
+        result.solve_time = max(float(result.solve_time), control.elapsed() - float(result.evaluation_time))
+
+    #: the :class:`~drokit.solvers.run_control.RunControl` of the solve in progress (None between solves)
+    _control: Optional[RunControl] = None
 
     def _solve_refined(self, solver, solver_options, on_inaccurate, verbose, method_options) -> FitResult:
         """:meth:`solve` without the thread limit: one solve, or the tangent refinement of an outer
@@ -434,6 +475,9 @@ class CompiledProblem:
             result = self._solve_once(solver, solver_options, on_inaccurate, verbose, method_options,
                                       certify_status=False)
             if result.relative_gap <= self.TANGENT_GAP:
+                break
+            if self._control is not None and self._control.should_stop():
+                result.stop_reason = self._control.stop_reason
                 break
             added = loss.refine_rows(self._last_x)
             if added == 0:  # every row exact at its argument: refine at the certificate's worst rows
@@ -462,7 +506,7 @@ class CompiledProblem:
         inaccurate optimum (``status="optimal_inaccurate"``), warns and records it in ``result.warnings``.
         Infeasible, unbounded and failed solves always raise.  ``method_options`` configures the method
         (cutting plane: the fields of :class:`~drokit.conic.reformulations.CuttingPlaneOptions`);
-        ``verbose`` prints the solver log, or one line per cutting-plane round.
+        ``verbose``: the level of :meth:`solve` (2: the method's log, 3: also the solver's).
         """
         if on_inaccurate not in ON_INACCURATE:
             raise ParameterError(f"on_inaccurate must be one of {ON_INACCURATE}, got {on_inaccurate!r}")
@@ -489,7 +533,7 @@ class CompiledProblem:
             raise ParameterError(f"method_options are not used by method {self.method!r}")
         program = self.program
         try:
-            sol = solve_with_retries(backend, program, solver_options, verbose=verbose)
+            sol = solve_with_retries(backend, program, solver_options, verbose=verbose >= 3, control=self._control)
         except (SolverError, ParameterError):
             raise
         except Exception as exc:  # a crash inside a back-end must not escape as a raw traceback
@@ -501,7 +545,9 @@ class CompiledProblem:
             accept = sol.status == "optimal_inaccurate" and on_inaccurate == "warn" and sol.x is not None
             if not accept:
                 hint = (" (pass on_inaccurate='warn' to accept an inaccurate optimum)"
-                        if sol.status == "optimal_inaccurate" else "")
+                        if sol.status == "optimal_inaccurate" else
+                        f" (time_limit={self._control.time_limit:g} s)" if sol.status == "time_limit" and
+                        self._control is not None and self._control.time_limit is not None else "")
                 raise SolverError(
                     f"solver {backend.name!r} returned status {sol.status!r} ({sol.raw_status}) for the "
                     f"{self.method} program after {len(sol.info.get('attempts', [1]))} attempt(s) "
@@ -561,7 +607,9 @@ class CompiledProblem:
         if unknown:
             raise ParameterError(f"unknown option(s) {unknown} for solver 'barrier'; known options: "
                                  f"{list(OPTIONS)}")
-        out = solve_closed_form_logistic(self.instance, verbose=verbose, **options)
+        out = solve_closed_form_logistic(self.instance, verbose=verbose >= 2, **options)
+        if self._control is not None:
+            self._control.record("program", "barrier", options, out.status, out.status, out.solve_time, out.iterations)
         notes, status = [], "optimal"
         verified = out.status != "optimal" and out.relative_gap <= ACCEPT_ACCURACY
         if out.status != "optimal" and not verified:
@@ -601,50 +649,70 @@ class CompiledProblem:
         opts = dict(method_options or {})
         oracle_name = opts.pop("oracle", "dp")
         try:
-            options = CuttingPlaneOptions(**opts, verbose=bool(verbose))
+            options = CuttingPlaneOptions(**opts, verbose=verbose >= 2)
         except TypeError as exc:
             valid = ["oracle"] + [f.name for f in dataclasses.fields(CuttingPlaneOptions) if f.name != "verbose"]
             raise ParameterError(f"invalid cutting-plane option: {exc}; valid options: "
                                  f"{', '.join(valid)}") from None
         oracle = make_oracle(self.instance, oracle_name, self.compiled.info["max_configurations"])
-        out = solve_cutting_plane(self.instance, oracle, backend, options, solver_options)
+        out = solve_cutting_plane(self.instance, oracle, backend, options, solver_options, control=self._control)
         coef, upper, eval_time = self._certify(out.intercept, out.coef, lam_hint=out.lam)
         lower, how = self._certified_lower(out.intercept, coef, upper, out.lower_bound, rows=out.working_rows,
                                            dual=out.dual)
-        if out.solution is None:         # phase 1 or the barrier master certified the fit: no conic master
+        tol = max(CERTIFIED_GAP, options.gap_tol)
+        if out.solution is None:         # phase 1 or the barrier master certified the fit (or it was stopped)
             result = self._structured_result(out, coef, upper, lower, eval_time)
             result.auxiliary["lower_bound"] = {**how, "cutting_plane_bound": float(out.lower_bound)}
-            return self._certified_status(result, on_inaccurate, tol=max(CERTIFIED_GAP, options.gap_tol))
-        notes = []
-        status = "optimal"
-        if not out.converged:
-            rec = out.history[-1] if out.history else None
-            msg = (f"cutting plane not certified after {len(out.history)} rounds: lower "
-                   f"{out.lower_bound:.9g}, upper {upper:.9g}, max violation {out.max_violation:.2e}"
-                   + (f", last master {rec.master_status}" if rec else ""))
-            if on_inaccurate != "warn":
-                raise SolverError(msg + " (pass on_inaccurate='warn' to accept the best point found, or "
-                                  "raise max_rounds / loosen gap_tol)", status="optimal_inaccurate",
-                                  solver=backend.name, solution=out.solution)
-            warnings.warn(msg, RuntimeWarning, stacklevel=3)
-            notes.append(msg)
-            status = "optimal_inaccurate"
+            if out.converged:
+                return self._certified_status(result, on_inaccurate, tol=tol)
+            return self._stopped(result, out, backend, on_inaccurate, tol)
         self.compiled.program = out.program
         # the rows of the final master (its working set when it was built), not the full enumeration
         self.compiled.n_rows = out.history[-1].working_rows if out.history else self.compiled.n_rows
         result = self._fit_result(
-            out.solution, objective=upper, status=status, lower_bound=lower,
+            out.solution, objective=upper, status="optimal", lower_bound=lower,
             upper_bound=upper, intercept=out.intercept, coef=coef, lambda_=out.lam, s=out.s,
             solve_time=out.phase_one_time + float(sum(r.master_time + r.oracle_time for r in out.history)),
             evaluation_time=eval_time, iterations=int(sum(r.master_iterations for r in out.history)),
-            warnings=notes, max_violation=out.max_violation, history=out.history)
+            warnings=[], max_violation=out.max_violation, history=out.history)
         result.auxiliary["lower_bound"] = {**how, "cutting_plane_bound": float(out.lower_bound)}
         if out.structured is not None:     # the barrier master ran but did not certify: the conic masters did
             result.auxiliary["barrier_master"] = _barrier_record(out.structured)
-        return self._certified_status(result, on_inaccurate, tol=max(CERTIFIED_GAP, options.gap_tol))
+        if not out.converged:
+            return self._stopped(result, out, backend, on_inaccurate, tol)
+        return self._certified_status(result, on_inaccurate, tol=tol)
+
+    def _stopped(self, result: FitResult, out, backend, on_inaccurate: str, tol: float) -> FitResult:
+        """A cutting-plane fit that ended uncertified -- its round limit, its time limit or an interrupt
+        (``out.stop_reason``) -- with the best model found and its bounds in ``result``: a certified gap after
+        all is accepted; otherwise :class:`FitInterrupted` for an interrupt, else :class:`SolverError` (status
+        ``"time_limit"`` or ``"optimal_inaccurate"``) carrying ``result``, or with ``on_inaccurate="warn"`` a
+        warning and ``status="optimal_inaccurate"``."""
+        result.stop_reason = out.stop_reason
+        if result.upper_bound - result.lower_bound <= tol * max(1.0, abs(result.upper_bound)):
+            return self._certified_status(result, on_inaccurate, tol=tol)     # certified at the stop after all
+        rec = out.history[-1] if out.history else None
+        why = (f"not certified after {len(out.history)} rounds" if out.stop_reason is None else
+               f"stopped ({out.stop_reason}) after {len(out.history)} rounds")
+        msg = (f"cutting plane {why}: lower {result.lower_bound:.9g}, upper {result.upper_bound:.9g} (relative gap "
+               f"{result.relative_gap:.1e})" + (f", max violation {out.max_violation:.2e}"
+                                                 if np.isfinite(out.max_violation) else "")
+               + (f", last master {rec.master_status}" if rec else ""))
+        result.status = "optimal_inaccurate"
+        if out.stop_reason == "interrupted":
+            raise FitInterrupted(msg + "; the best model found is in this exception's .result", result=result)
+        if on_inaccurate != "warn":
+            hint = ("raise time_limit" if out.stop_reason else "raise max_rounds / loosen gap_tol")
+            raise SolverError(msg + f" (pass on_inaccurate='warn' to accept the best point found, or {hint})",
+                              status="time_limit" if out.stop_reason else "optimal_inaccurate",
+                              solver=backend.name, solution=out.solution, result=result)
+        warnings.warn(msg, RuntimeWarning, stacklevel=4)
+        result.warnings.append(msg)
+        return result
 
     def _structured_result(self, out, coef: np.ndarray, upper: float, lower: float, eval_time: float) -> FitResult:
-        """The :class:`FitResult` of a cutting-plane fit certified by drokit's own solvers alone -- phase 1's
+        """The :class:`FitResult` of a cutting-plane fit certified (or stopped, ``out.stop_reason``, before any conic
+        master) by drokit's own solvers alone -- phase 1's
         smoothed Newton search and its dual point (:mod:`drokit.conic.reformulations.phase_one`), then the
         structured barrier master (:mod:`drokit.conic.reformulations.barrier_master`): no conic program was
         solved.  ``n_variables`` / ``n_constraints`` are those of the last of them (``theta`` and one epigraph per
@@ -667,11 +735,11 @@ class CompiledProblem:
             auxiliary["barrier_master"] = _barrier_record(structured)
         return FitResult(
             objective=upper, status="optimal", solver="phase_one" if structured is None else "barrier_master",
-            raw_status="certified", lower_bound=lower,
+            raw_status="certified" if out.converged else (out.stop_reason or "stopped"), lower_bound=lower,
             upper_bound=upper, intercept=out.intercept, coef=coef, lambda_=out.lam, s=np.asarray(out.s, dtype=float),
             solve_time=out.phase_one_time, evaluation_time=eval_time, iterations=steps,
             n_variables=int(coef.size + 1 + int(inst.fit_intercept) + inst.n_samples), n_constraints=int(terms),
-            cones={}, primal=primal, max_violation=0.0, history=[], **self._problem_fields(), auxiliary=auxiliary)
+            cones={}, primal=primal, max_violation=0.0 if out.converged else float(out.max_violation), history=[], **self._problem_fields(), auxiliary=auxiliary)
 
     def _result(self, sol, notes) -> FitResult:
         primal = self._primal(sol)

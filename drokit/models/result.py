@@ -123,6 +123,15 @@ class FitResult:
     auxiliary: Dict[str, object] = field(default_factory=dict, repr=False)
     #: what rebuilds the fit's conic program (:meth:`conic_program`); None for results without one
     program_recipe: Optional[ProgramRecipe] = field(default=None, repr=False, compare=False)
+    #: why the method stopped before its certificate closed (``"time limit of 10 s reached"``,
+    #: ``"interrupted"``); None when it ran to its end
+    stop_reason: Optional[str] = None
+    #: every solver call of the fit, retries and fallbacks included: ``stage`` (``"program"``, ``"master 3"``,
+    #: ``"phase 1"``, ``"barrier master"``), ``solver``, ``settings``, ``status`` (a solver status, or
+    #: ``"certified"`` / ``"not_certified"`` for drokit's own structured solvers), ``raw_status``, ``seconds``,
+    #: ``iterations``
+    #: (:class:`~drokit.solvers.run_control.RunControl`); ``solve_time`` covers all of them
+    attempts: List[Dict[str, Any]] = field(default_factory=list, repr=False)
 
     @property
     def gap(self) -> float:
@@ -213,6 +222,14 @@ class FitResult:
         if self.history:
             lines.append(f"rounds      : {len(self.history)} cutting-plane rounds, final max violation "
                          f"{self.max_violation:.2e}")
+        if self.attempts:
+            failed = [a for a in self.attempts if a["status"] not in ("optimal", "certified", "not_certified")]
+            lines.append(f"solver calls: {len(self.attempts)} ({sum(a['seconds'] for a in self.attempts):.3f} s)"
+                         + (f", {len(failed)} not optimal: " + ", ".join(f"{a['stage']} {a['raw_status']} "
+                                                                       f"({a['seconds']:.2f} s)" for a in failed[:5])
+                            + (" ..." if len(failed) > 5 else "") if failed else ""))
+        if self.stop_reason:
+            lines.append(f"stopped     : {self.stop_reason} (the best model found is returned with its bounds)")
         lines += [f"warning     : {w}" for w in self.warnings]
         return "\n".join(lines)
 

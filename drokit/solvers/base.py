@@ -99,6 +99,12 @@ class SolverBackend:
     def known_options(self) -> set:
         return set(self.DEFAULTS)
 
+    def time_limit_options(self, seconds: float) -> Dict[str, Any]:
+        """The settings that stop this solver after ``seconds`` of wall time (``{}`` when it has none):
+        :meth:`drokit.solvers.run_control.RunControl.solver_options` gives a solve the time left of a fit's
+        ``time_limit``."""
+        return {}
+
     # ------------------------------------------------------------ the 3 steps
     def apply(self, program: ConicProgram) -> Any:
         raise NotImplementedError
@@ -155,7 +161,7 @@ class SolverBackend:
 def solve_with_retries(backend: SolverBackend, program: ConicProgram,
                        options: Optional[Mapping[str, Any]] = None, verbose: bool = False,
                        retry_inaccurate: bool = True, verify: bool = True,
-                       final: Collection[str] = (OPTIMAL,)) -> SolverSolution:
+                       final: Collection[str] = (OPTIMAL,), control=None, stage: str = "program") -> SolverSolution:
     """Solve; if the status is not optimal, re-solve with each of ``backend.RETRY_SETTINGS`` (the user's
     ``options`` always take precedence) and return the first optimal solution, else the best attempt
     (an inaccurate optimum before a failure).  ``info["attempts"]`` lists every attempt's raw status.
@@ -167,7 +173,11 @@ def solve_with_retries(backend: SolverBackend, program: ConicProgram,
     (an optimum at beta = 0) end ``AlmostSolved`` under every setting although the answer is exact to 1e-8.
     ``retry_inaccurate=False`` accepts an unverified inaccurate optimum at once (only failures are retried).
     ``final``: the statuses that end the loop (the intersection programs add certified infeasible and
-    unbounded answers, which no retry changes)."""
+    unbounded answers, which no retry changes).
+
+    ``control`` (a :class:`~drokit.solvers.run_control.RunControl`): each attempt gets the time left of the fit's
+    ``time_limit`` as the solver's own limit, is recorded (``stage``, settings, status, seconds), and no retry
+    starts once the fit must stop."""
     from .verification import is_verified_optimal
 
     attempts = []
@@ -177,19 +187,31 @@ def solve_with_retries(backend: SolverBackend, program: ConicProgram,
         merged = {**extra, **dict(options or {})}
         if extra and all(k in (options or {}) for k in extra):
             continue  # the user fixed these settings; retrying would repeat the same solve
+        if control is not None:
+            if extra and control.should_stop():
+                break
+            merged = control.solver_options(backend, merged)
+        t0 = time.perf_counter()
         try:
             sol = backend.solve(program, merged, verbose=verbose)
         except Exception as exc:  # a retry setting this build does not support: skip it
+            if control is not None:
+                control.record(stage, backend.name, merged, SOLVER_ERROR, f"{type(exc).__name__}: {exc}",
+                               time.perf_counter() - t0)
             if not extra:
                 raise
             attempts.append((dict(extra), f"{type(exc).__name__}: {exc}"))
             continue
+        if control is not None:
+            control.record(stage, backend.name, merged, sol.status, sol.raw_status, time.perf_counter() - t0,
+                           sol.iterations)
         attempts.append((dict(extra), sol.raw_status))
         if verify and sol.status == OPTIMAL_INACCURATE and is_verified_optimal(program, sol):
             sol.status = OPTIMAL
         if best is None or rank.get(sol.status, 9) < rank.get(best.status, 9) or sol.status in final:
             best = sol
-        if sol.status in final or (sol.status == OPTIMAL_INACCURATE and not retry_inaccurate):
+        if sol.status in final or (sol.status == OPTIMAL_INACCURATE and not retry_inaccurate) \
+                or sol.status == TIME_LIMIT:
             break
     best.info["attempts"] = attempts
     return best

@@ -61,6 +61,9 @@ class ClarabelBackend(SolverBackend):
             return "clarabel is not installed: pip install clarabel"
         return None
 
+    def time_limit_options(self, seconds: float) -> Dict[str, Any]:
+        return {"time_limit": float(seconds)}
+
     def known_options(self) -> set:
         import clarabel
         return {a for a in dir(clarabel.DefaultSettings()) if not a.startswith("_")}

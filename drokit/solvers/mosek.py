@@ -121,6 +121,9 @@ class MosekBackend(SolverBackend):
                     f"Clarabel by default")
         return _licence_problem(mosek)
 
+    def time_limit_options(self, seconds: float) -> Dict[str, Any]:
+        return {"MSK_DPAR_OPTIMIZER_MAX_TIME": float(seconds)}
+
     def known_options(self) -> set:
         try:
             import mosek

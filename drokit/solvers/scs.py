@@ -74,6 +74,9 @@ class SCSBackend(SolverBackend):
             return 'scs is not installed: pip install "drokit[scs]" (or pip install scs)'
         return None
 
+    def time_limit_options(self, seconds: float) -> Dict[str, Any]:
+        return {"time_limit_secs": float(seconds)}
+
     def known_options(self) -> set:
         return set(self.DEFAULTS) | set(self.OTHER_OPTIONS)
 

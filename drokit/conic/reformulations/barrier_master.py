@@ -254,16 +254,14 @@ class _EpigraphBarrier(RowTerms):
         # G_n: w^2-weighted means of J_r = [ss_r a_r, -c_r] per sample with two terms or more (the single-term
         # samples' G_n are never built row by row: at N = 100,000 that copy was 29 % of a Newton step)
         S = bh.copy()
-        segments = np.empty(0, dtype=int)
+        g_red = g_t.copy()
         if self.multi_terms.size:
-            gram, G_multi, segments = self.centered_gram(self.multi_terms, ss, w2, mu * w2)
+            gram, G_gs = self.centered_gram(self.multi_terms, ss, w2, mu * w2, g_s)
             S += gram
+            g_red += G_gs
         if curv is not None:
             weight = mw * curv
             S[:-1, :-1] += self.curvature_gram(np.where(weight > CURVATURE_DROP * self.p[self.segment], weight, 0.0))
-        g_red = g_t.copy()
-        if segments.size:
-            g_red += G_multi.T @ g_s[segments]
         free = self.free
         Sf = S[np.ix_(free, free)]
         diag = np.sqrt(np.maximum(np.diag(Sf), 1e-300))
@@ -314,7 +312,8 @@ def _center(master: _EpigraphBarrier, theta: np.ndarray, mu: float, budget: int)
 
 def barrier_master(inst: DROInstance, oracle, rows: ConfigurationRows, intercept: float, coef: np.ndarray,
                    lam: float, *, upper: float, mu: float, tol: float = 1e-7, accept: Optional[float] = None,
-                   max_steps: int = MAX_STEPS, log: Optional[Callable[[str], None]] = None) -> BarrierMasterResult:
+                   max_steps: int = MAX_STEPS, log: Optional[Callable[[str], None]] = None,
+                   control=None) -> BarrierMasterResult:
     """Solve the restricted master from the point ``(intercept, coef, lam)`` (exact value ``upper``) with the
     rows ``rows``, adding the oracle's maximizers, until the certificate's gap is at most
     ``tol max(|upper|, GAP_FLOOR)`` (module docstring).  ``mu``: the first barrier weight; from phase 1 at temperature ``tau``, ``tau / N`` (a
@@ -326,7 +325,11 @@ def barrier_master(inst: DROInstance, oracle, rows: ConfigurationRows, intercept
     It gives up (``certified=False``, the best point and bound so far) when a centering needs more than
     ``CENTERING_MAX_STEPS`` Newton steps or the oracle finds new rows for more than ``MAX_NEW_FRACTION`` of
     the samples (and more than ``MIN_NEW_ROWS``) at once: the working set was far from the optimum's, which the conic masters' trust region
-    handles better (census-like data: 48 then 252 steps, 32,561 new rows)."""
+    handles better (census-like data: 48 then 252 steps, 32,561 new rows).
+
+    ``control`` (a :class:`~drokit.solvers.run_control.RunControl`): progress lines, and a stop after the current
+    centering (uncertified, with the best point and bound) once the fit's time limit has passed or an
+    interrupt arrived."""
     from ...evaluation.lower_bound import lagrangian_bound
     from ...evaluation.worst_case import lambda_floor
     t0 = time.perf_counter()
@@ -401,11 +404,18 @@ def barrier_master(inst: DROInstance, oracle, rows: ConfigurationRows, intercept
                 f"lower {lower:.10f} rows {master.rows.size} new {fresh.size} lambda region {reach:.2f}")
         stalled = 0 if (moved or fresh.size) else stalled + 1
         gap = upper - lower
+        if control is not None:
+            control.progress("barrier master", f"gap {gap / max(abs(upper), GAP_FLOOR):.1e} ({lower:.9g} <= optimum "
+                                               f"<= {upper:.9g}), {master.rows.size:,} rows")
         # relative to |upper| down to GAP_FLOOR, not to max(1, |upper|): an objective of 0.09 certified to 1e-6
         # absolute is 5e-6 relative (fuzz seeds 20105, 20270: 1.2e-6 and 4.9e-6 above the optimum)
         size = max(abs(upper), GAP_FLOOR)
         if gap <= tol * size or (gap <= accept * size and stalled >= STALL_CENTERINGS):
             certified = True
+            break
+        if control is not None and control.should_stop():
+            if log is not None:
+                log(f"barrier master: {control.stop_reason}; stopping")
             break
         if stalled >= 2 * STALL_CENTERINGS:
             if log is not None:
@@ -423,8 +433,9 @@ def barrier_master(inst: DROInstance, oracle, rows: ConfigurationRows, intercept
             if log is not None:
                 log(f"barrier master: {fresh.size} new rows at once; they join, restart {restarts} from the best point")
         if fresh.size:
-            master.prox = 0.0
-            master = _EpigraphBarrier(inst, concat_rows([master.rows, take_rows(sep.rows, fresh)]), free, cone)
+            grown = concat_rows([master.rows, take_rows(sep.rows, fresh)])
+            master = None          # the old design is freed before the new one is built (peak memory at N = 1M)
+            master = _EpigraphBarrier(inst, grown, free, cone)
         # the new rows matter at this mu when the oracle's value is far above the master's (the gap of the
         # master's central point is about mu times its terms): center again before shrinking mu
         # ... and while the region holds the point back (a path that is not the master's yet)

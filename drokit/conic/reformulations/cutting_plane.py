@@ -50,7 +50,6 @@ re-solved with the back-end's retry ladder, which every later master then gets.
 from __future__ import annotations
 
 import dataclasses
-import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, List, Mapping, Optional, Union
@@ -62,6 +61,7 @@ from ...models.instance import DROInstance
 from ...oracles.enumeration import (ConfigurationRows, concat_rows, enumerate_configurations, row_keys, take_rows,
                                     unique_rows)
 from ...solvers.base import solve_with_retries
+from ...solvers.run_control import RunControl, estimate_rest
 from ..program import ConicProgram
 from .barrier_master import barrier_master
 from .budget_cuts import BudgetCuts, budget_cuts_apply, budget_cuts_from_rows, unique_budget_cuts, weight_classes
@@ -167,6 +167,8 @@ class CuttingPlaneOutcome:
     dual: Any = None
     phase_one: Any = None                 # the :class:`~.phase_one.PhaseOneResult`, when no conic master was solved
     structured: Any = None                # the :class:`~.barrier_master.BarrierMasterResult`, when it ran
+    #: why the loop stopped before its certificate closed (the fit's time limit, an interrupt), else None
+    stop_reason: Optional[str] = None
 
 
 def _read(program: ConicProgram, x: np.ndarray):
@@ -177,8 +179,13 @@ def _read(program: ConicProgram, x: np.ndarray):
 
 def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlaneOptions,
                         solver_options: Optional[Mapping[str, Any]] = None,
-                        log: Optional[Callable[[str], None]] = None) -> CuttingPlaneOutcome:
-    """Run the loop; raises :class:`SolverError` if the first master cannot be solved."""
+                        log: Optional[Callable[[str], None]] = None, control=None) -> CuttingPlaneOutcome:
+    """Run the loop; raises :class:`SolverError` if the first master cannot be solved.
+
+    ``control`` (a :class:`~drokit.solvers.run_control.RunControl`; default: the method's log on stderr when
+    ``options.verbose``): progress lines, the record of every master's solver attempts, and a stop at the next
+    step -- with the best model found and its bounds, ``converged=False`` and ``stop_reason`` -- once the fit's
+    time limit has passed or an interrupt arrived (the masters get the time left as the solver's limit)."""
     from ...evaluation.worst_case import lambda_floor
     options.validate()
     adversarial = hasattr(inst.loss, "at")
@@ -186,8 +193,11 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
     if adversarial:  # the attacked loss depends on the model: bind the oracle to each model it separates
         from ...oracles.base import ModelBoundOracle
         oracle = ModelBoundOracle(oracle, inst)
+    if control is None:
+        control = RunControl(verbose=2 if options.verbose else 0)
     if log is None:
-        log = (lambda msg: print(msg, file=sys.stderr, flush=True)) if options.verbose else (lambda msg: None)
+        log = control.log
+    method_log = log if control.verbose >= 2 else None
     work = enumerate_configurations(inst, nominal_only=True)  # z = z_n, label kept
     seen = set(row_keys(work))
     lower, upper = -np.inf, np.inf
@@ -215,8 +225,10 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
         # tau_min = 1e-4 before the barrier master: handing over at 1e-3 saved 20-25 % at N = 10,000 (synthetic
         # 10 + 10) but left a start the barrier master could not center from at N = 1,000 (0.42 -> 2.9 s)
         first = phase_one(inst, oracle, certify_tol=options.gap_tol if options.structured_master else None,
-                          log=log if options.verbose else None)
+                          log=method_log, control=control)
         phase_one_time = first.seconds
+        control.record("phase 1", "phase_one", {}, "certified" if first.certified else "not_certified",
+                       "converged" if first.converged else "stopped", first.seconds, first.newton_steps)
     if first is not None and first.certified:
         # the smoothed dual point proves the phase-1 point optimal: no conic master at all
         log(f"phase 1: certified, upper bound {first.upper_bound:.9f}, lower bound {first.lower_bound:.9f} after "
@@ -227,6 +239,8 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
                                    upper_bound=first.upper_bound, max_violation=0.0, converged=True,
                                    working_rows=first.bundle, phase_one_time=phase_one_time, dual=first.dual,
                                    phase_one=first)
+    if first is not None and control.should_stop():
+        return _stopped_outcome(first, None, phase_one_time, control.stop_reason)
     if first is not None and first.converged and options.structured_master:
         # drokit's own barrier solver on the restricted master, from phase 1's point and near-active rows
         # certified at the user's gap (its bounds are exact: an oracle value and a Lagrangian bound).  A tenth of it,
@@ -235,8 +249,10 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
         rows0 = unique_rows(concat_rows([work, first.bundle]))
         structured = barrier_master(inst, oracle, rows0, first.intercept, first.coef, first.lam,
                                     upper=first.upper_bound, mu=first.tau / inst.n_samples, tol=options.gap_tol,
-                                    log=log if options.verbose else None)
+                                    log=method_log, control=control)
         phase_one_time += structured.seconds
+        control.record("barrier master", "barrier_master", {}, "certified" if structured.certified else "not_certified",
+                       "certified" if structured.certified else "gave up", structured.seconds, structured.newton_steps)
         if structured.certified:
             log(f"barrier master: certified, upper bound {structured.upper_bound:.9f}, lower bound "
                 f"{structured.lower_bound:.9f} after {structured.centerings} centerings, {structured.newton_steps} "
@@ -254,6 +270,8 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
                                         lam=structured.lam, s=structured.s, upper_bound=structured.upper_bound)
         if structured.lower_bound > first.lower_bound:
             first = dataclasses.replace(first, lower_bound=structured.lower_bound, dual=structured.dual)
+        if control.should_stop():
+            return _stopped_outcome(first, structured, phase_one_time, control.stop_reason)
     first_dual = first.dual if first is not None else None
     if first is not None and outer:
         first = None        # the tangent masters start from the nominal rows; the dual point's bound is kept
@@ -289,6 +307,12 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
     retry_ladder = False   # set once an inaccurate master leaves nothing to add: every later master retries
     log(f"{'round':>5} {'lower':>14} {'upper':>14} {'rel.gap':>9} {'max viol':>9} {'rows':>8} {'added':>7} master")
     for r in range(options.max_rounds):
+        if control.should_stop():
+            if best is None:
+                raise SolverError(f"cutting plane: {control.stop_reason} before any model was found",
+                                  status="time_limit", solver=backend.name)
+            log(f"{r:>5} {control.stop_reason}: stopping with the best model so far")
+            break
         t0 = time.perf_counter()
         center = None if (radius is None or best is None) else _params(best[0], best[1], inst)
         program = build_dual_program(inst, work, box=_box(center, radius, bound, inst),
@@ -298,9 +322,13 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
         # nearly satisfied (nursery, 1-decimal weights: the first master's retries cost most of 87 s)
         near_end = (np.isfinite(lower) and upper - lower <= 100 * options.gap_tol * max(1.0, abs(upper))) \
             or max_violation <= 1e-4 * max(1.0, abs(upper)) or retry_ladder
-        sol = solve_with_retries(backend, program, solver_options, retry_inaccurate=near_end)
+        sol = solve_with_retries(backend, program, solver_options, retry_inaccurate=near_end,
+                                 verbose=control.solver_verbose, control=control, stage=f"master {r}")
         solver_options = _adopt_successful_retry(sol, solver_options, log, r)
         t1 = time.perf_counter()
+        if not sol.has_solution and control.should_stop() and best is not None:
+            log(f"{r:>5} master {sol.raw_status}: {control.stop_reason}; stopping with the best model so far")
+            break
         if not sol.has_solution:
             if last_solution is None:
                 raise SolverError(
@@ -369,6 +397,7 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
         log(f"{r:>5} {lower:>14.9f} {upper:>14.9f} {history[-1].relative_gap:>9.2e} "
             f"{max_violation:>9.2e} {work.size + budget.size:>8} {new.size + new_budget.size:>7} "
             f"{sol.raw_status} ({sol.iterations} it)")
+        _round_progress(control, history, options.gap_tol)
         if region_active and nothing_to_add:
             radius *= REGION_WIDEN  # nothing to add inside the region but it binds: widen it, same working set
             log(f"{r:>5} trust region active with no cut to add: widened to {radius:g}")
@@ -426,7 +455,28 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
                                coef=coef, lam=lam, s=s, lower_bound=lower, upper_bound=upper,
                                max_violation=max_violation, converged=converged, history=history,
                                working_rows=work, phase_one_time=phase_one_time, dual=first_dual,
-                               structured=structured)
+                               structured=structured, phase_one=first if last_solution is None else None,
+                               stop_reason=None if converged else control.stop_reason)
+
+
+def _stopped_outcome(first, structured, seconds: float, reason: str) -> CuttingPlaneOutcome:
+    """The outcome of a loop stopped (time limit, interrupt) before any conic master: phase 1's best point
+    (``first``, already merged with the barrier master's when it ran) and its bounds, not converged."""
+    return CuttingPlaneOutcome(program=None, solution=None, intercept=first.intercept, coef=first.coef, lam=first.lam,
+                               s=first.s, lower_bound=first.lower_bound, upper_bound=first.upper_bound,
+                               max_violation=float("nan"), converged=False, working_rows=first.bundle,
+                               phase_one_time=seconds, dual=first.dual, phase_one=first, structured=structured,
+                               stop_reason=reason)
+
+
+def _round_progress(control, history: List[RoundRecord], gap_tol: float) -> None:
+    """The progress line of the last round: its certified gap, rows, and an estimate of the rounds left."""
+    rec = history[-1]
+    gap = rec.relative_gap
+    rest = estimate_rest([h.relative_gap for h in history], [h.master_time + h.oracle_time for h in history], gap_tol)
+    control.progress(f"round {rec.round}", (f"gap {gap:.1e} ({rec.lower_bound:.9g} <= optimum <= {rec.upper_bound:.9g})"
+                                            if np.isfinite(gap) else f"best value {rec.upper_bound:.9g}, no bound yet")
+                     + f", {rec.working_rows:,} rows" + (f"; {rest}" if rest else ""))
 
 
 #: ``cut_family="auto"`` with several weight classes (calibrated weights) takes budget cuts from this many

@@ -243,7 +243,7 @@ def phase_one(inst: DROInstance, oracle, *, tau0: float = 1e-1, tau_min: float =
               margin: float = 1e-2, max_solves: int = 60, prox: float = 1.0,
               inexact: float = INEXACT, floor_solves: int = FLOOR_SOLVES,
               certify_tol: Optional[float] = None,
-              log: Optional[Callable[[str], None]] = None) -> PhaseOneResult:
+              log: Optional[Callable[[str], None]] = None, control=None) -> PhaseOneResult:
     """Approximate minimization of the exact objective by smoothed Newton cutting planes (module
     docstring); returns the best point, its certified upper bound and the near-active bundle.
 
@@ -257,7 +257,10 @@ def phase_one(inst: DROInstance, oracle, *, tau0: float = 1e-1, tau_min: float =
     (:meth:`_SmoothedMaster.dual_point`) gives a Lagrangian lower bound, and the fit needs no master when
     ``upper - lower <= certify_tol max(1, |upper|)`` (small or tie-free problems).  Smaller temperatures do
     not pay: Newton's region of fast convergence on ``F_tau`` shrinks with ``tau`` (60-step stalls below
-    1e-5 on synthetic 10 + 10, N = 10,000); :mod:`.barrier_master` takes over from here."""
+    1e-5 on synthetic 10 + 10, N = 10,000); :mod:`.barrier_master` takes over from here.
+
+    ``control`` (a :class:`~drokit.solvers.run_control.RunControl`): progress lines, and a stop after the current
+    solve (unconverged, with the best point) once the fit's time limit has passed or an interrupt arrived."""
     from ...evaluation.lower_bound import lagrangian_bound
     from ...evaluation.worst_case import lambda_floor
     t0 = time.perf_counter()
@@ -315,11 +318,17 @@ def phase_one(inst: DROInstance, oracle, *, tau0: float = 1e-1, tau_min: float =
             log(f"phase 1 solve {solves:>3}: tau {tau:.0e} exact {value:.9f} best {upper:.9f} "
                 f"model {model:.9f} rows {master.rows.size} new {fresh.size} ({k} Newton steps)"
                 + (f" lower {lower:.9f}" if np.isfinite(lower) else ""))
+        if control is not None:
+            control.progress("phase 1", f"smoothing {tau:.0e}, best value {upper:.9g}, {master.rows.size:,} rows")
         if fresh.size:
-            master = _SmoothedMaster(inst, concat_rows([master.rows, take_rows(sep.rows, fresh)]), free, barrier)
+            grown = concat_rows([master.rows, take_rows(sep.rows, fresh)])
+            master = None          # the old design is freed before the new one is built (peak memory at N = 1M)
+            master = _SmoothedMaster(inst, grown, free, barrier)
         if certify_tol is not None and upper - lower <= certify_tol * max(1.0, abs(upper)):
             converged = certified = True
             break
+        if control is not None and control.should_stop():
+            break                          # unconverged: the caller keeps the best point
         if not settled:
             unsettled += 1
         if not settled and unsettled >= floor_solves:
