@@ -21,13 +21,14 @@ from __future__ import annotations
 
 import inspect
 from numbers import Real
-from typing import List, Mapping, Sequence, Union
+from typing import List, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
 from ..conic.builder import Affine, ProgramBuilder
 from ..exceptions import ParameterError
 from ..params import ParamsMixin, real_number
+from .scales import check_scale
 
 Weights = Union[None, Real, Sequence[float], np.ndarray, Mapping[str, float]]
 
@@ -103,11 +104,22 @@ class NormCost(ParamsMixin):
     p : norm exponent, ``1 <= p <= inf`` (1, 2 and inf compile to LP/SOC; other p to power cones).
     weights : ``gamma_j`` per numerical column: ``None`` (all 1), a scalar, an array in column order,
         or ``{column: gamma}`` (others 1).  ``np.inf`` = immutable, ``0`` = free to move at no cost.
+    scale : ``None`` (default: raw units) or ``"std"``, ``"mad"``, ``"range"``: measure each feature in its
+        spread ``s_j`` on the training rows, i.e. use ``gamma_j / s_j`` (:mod:`drokit.metrics.scales`).  The
+        spreads are fitted with the model and kept in ``model.ambiguity_``, so that ``dk.worst_case`` and
+        ``dk.stability`` of the model use the same ones.
+
+    Attributes
+    ----------
+    fitted_scale : on the fitted copy of a scaled cost (``scale=None`` then, weights ``gamma_j / s_j``):
+        ``{"kind": scale, "spreads": {column: s_j}}``; ``None`` otherwise.
     """
 
-    def __init__(self, p: float = 1, weights: Weights = None):
+    def __init__(self, p: float = 1, weights: Weights = None, scale: Optional[str] = None):
         self.p = p
         self.weights = weights
+        self.scale = scale
+        self.fitted_scale = None
 
     def validated_p(self) -> float:
         p = real_number(self.p, "NormCost p")
@@ -117,6 +129,10 @@ class NormCost(ParamsMixin):
 
     def resolve(self, names: List[str]) -> np.ndarray:
         self.validated_p()
+        if check_scale(self.scale) is not None:
+            raise ParameterError(f"NormCost(scale={self.scale!r}) measures each numerical feature in its spread on the "
+                                 f"training rows, and has not been fitted to any: it is fitted when a model is "
+                                 f"fitted (or by GroundMetric.fit_scales(X) for a metric used on its own)")
         return resolve_weights(self.weights, names, "numerical")
 
     @property

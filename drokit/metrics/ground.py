@@ -173,6 +173,19 @@ class GroundMetric(ParamsMixin):
     def kappa(self) -> float:
         return self._parts()[2].validated_kappa()
 
+    def fit_scales(self, X, categorical_features=None, categories="auto", sample_weight=None) -> "GroundMetric":
+        """This metric with a scaled numerical ``NormCost(scale=...)`` fitted on ``X`` (its spreads measured there,
+        :mod:`drokit.metrics.scales`); itself when the numerical cost keeps raw units.  Models fit their metric's
+        scales themselves; this is for a metric used on its own, e.g. by :func:`drokit.wasserstein_distance`."""
+        from ..schema import FeatureSchema
+        from .scales import fitted_metric
+        if self._parts()[0].scale is None:
+            return self
+        schema = FeatureSchema.infer(X, categorical_features, categories)
+        data = schema.transform(X)
+        p = None if sample_weight is None else np.asarray(sample_weight, dtype=float) / np.sum(sample_weight)
+        return fitted_metric(self, data.X, schema.numerical_names, p)
+
     def scaled(self, factor: float) -> "GroundMetric":
         """The metric multiplied by ``factor > 0`` (every weight and kappa)."""
         num, cat, lab = self._parts()
@@ -196,8 +209,10 @@ class GroundMetric(ParamsMixin):
         # MismatchCost with p != 1: D scales by factor when every delta_l scales by factor.
         cat_scaled = copy.deepcopy(cat)
         cat_scaled.weights = scale(cat.weights)
-        return GroundMetric(NormCost(p=num.p, weights=num_w), cat_scaled,
-                            LabelCost(kappa=lab.kappa * factor))
+        num_scaled = NormCost(p=num.p, weights=num_w, scale=num.scale)
+        if num.fitted_scale:
+            num_scaled.fitted_scale = copy.deepcopy(num.fitted_scale)
+        return GroundMetric(num_scaled, cat_scaled, LabelCost(kappa=lab.kappa * factor))
 
     def __repr__(self) -> str:
         num, cat, lab = self._parts()

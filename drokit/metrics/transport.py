@@ -45,6 +45,7 @@ from scipy.spatial.distance import cdist
 from ..exceptions import DataError, ParameterError, ProblemTooLargeError, SolverError
 from ..schema import FeatureSchema, MixedData, _as_int, _is_dataframe, _is_missing, _key
 from .ground import GroundMetric, ResolvedMetric
+from .scales import fitted_metric
 
 try:
     import pandas as pd
@@ -147,7 +148,8 @@ def wasserstein_distance(P, Q, metric: Optional[GroundMetric] = None, *, weights
     data_p = _encode(schema, Xp, "P")
     data_q = _encode(schema, Xq, "Q")
     n_p, n_q = data_p.n_samples, data_q.n_samples
-    resolved = metric.resolve(schema)
+    # a scaled numerical cost (NormCost(scale=...)) is measured on P's rows
+    resolved = fitted_metric(metric, data_p.X, schema.numerical_names).resolve(schema)
     lab_p, lab_q, regression = _labels(yp, yq, n_p, n_q, task)
     wp = _weights(weights_p, n_p, "weights_p")
     wq = _weights(weights_q, n_q, "weights_q")

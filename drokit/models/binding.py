@@ -13,6 +13,7 @@ from typing import NamedTuple, Optional
 import numpy as np
 
 from ..exceptions import DataError, ParameterError
+from ..metrics.scales import fitted_spreads, with_fitted_scales
 from ..schema import FeatureSchema
 from .instance import DROInstance
 from .validation import check_array_2d, check_features
@@ -61,7 +62,10 @@ def bind_fitted_model(model, X, y, ambiguity=None, *, schema: Optional[FeatureSc
                                  "only for models that are not drokit estimators")
         problem = model._problem()
         if ambiguity is not None:
-            problem.ambiguity = ambiguity
+            # a scaled NormCost measures the features in the spreads the model was fitted with (if it was)
+            spreads = fitted_spreads(model, model.schema_.numerical_names)
+            problem.ambiguity = ambiguity if spreads is None else \
+                with_fitted_scales(ambiguity, None, model.schema_.numerical_names, spreads=spreads)
         elif getattr(model, "ambiguity_", None) is not None:  # the set the model was fitted on (built at fit)
             problem.ambiguity = model.ambiguity_
         schema = model.schema_

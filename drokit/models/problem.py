@@ -25,6 +25,7 @@ from ..exceptions import DataError, FitInterrupted, ParameterError, SolverError
 from ..losses import Loss, get_loss
 from ..losses.base import CLASSIFICATION, REGRESSION
 from ..losses.builtin import Logistic
+from ..metrics.scales import warn_raw_units, with_fitted_scales
 from ..schema import FeatureSchema
 from ..solvers import get_backend
 from ..solvers.base import solve_with_retries
@@ -105,6 +106,11 @@ class Problem:
         if schema is None and X is not None:
             schema = FeatureSchema.infer(X)
         amb = build_ambiguity(amb, X, y, schema, sample_weight)
+        if X is not None and isinstance(amb, Wasserstein) and _needs_scales(amb):
+            # NormCost(scale=...): each numerical feature measured in its spread on these (training) rows
+            data = schema.transform(X)
+            amb = with_fitted_scales(amb, data.X, schema.numerical_names,
+                                     sample_probabilities(sample_weight, data.n_samples))
         if not isinstance(amb, (Wasserstein, Intersection)):
             raise ParameterError(f"ambiguity must be a drokit Wasserstein ball, an Intersection of two or an "
                                  f"AmbiguitySet that builds one, got {type(amb).__name__}")
@@ -117,7 +123,7 @@ class Problem:
         """This problem with its ambiguity set built on the training data (``self`` when nothing is to
         build)."""
         from ..ambiguity.base import AmbiguitySet
-        if not isinstance(self.ambiguity, AmbiguitySet):
+        if not isinstance(self.ambiguity, AmbiguitySet) and not _needs_scales(component(self, "ambiguity")):
             return self
         schema = FeatureSchema.infer(X, categorical_features, categories)
         out = copy.copy(self)
@@ -183,11 +189,24 @@ class Problem:
                                         categories=categories, sample_weight=sample_weight)
         inst = self.bind(X, y, categorical_features=categorical_features, categories=categories,
                          sample_weight=sample_weight)
+        warn_raw_units(inst.metric.numerical, inst.data.X, inst.schema.numerical_names,
+                       np.asarray(inst.metric.gamma, dtype=float))
         fitted_on = inst.fitting_view()
         compiled = compile_instance(fitted_on, method, max_configurations)
         out = CompiledProblem(fitted_on, compiled, time.perf_counter() - t0, evaluation_instance=inst)
         out.max_configurations = int(max_configurations)
         return out
+
+
+def _needs_scales(ambiguity) -> bool:
+    """Whether ``ambiguity`` is a Wasserstein ball whose numerical ``NormCost(scale=...)`` is still to be fitted."""
+    from ..metrics.ground import GroundMetric
+    if not isinstance(ambiguity, Wasserstein):
+        return False
+    metric = component(ambiguity, "metric")
+    if not isinstance(metric, GroundMetric):          # a wrong type: the ball's validation says so
+        return False
+    return getattr(component(metric, "numerical"), "scale", None) is not None
 
 
 def sample_probabilities(sample_weight, n_samples: int):

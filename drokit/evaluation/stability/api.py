@@ -24,6 +24,7 @@ from ...ambiguity.wasserstein import Wasserstein
 from ...exceptions import DataError, ParameterError
 from ...losses import get_loss
 from ...losses.base import CLASSIFICATION, Loss
+from ...metrics.scales import fitted_metric
 from .adversaries import Adversary, FiniteCandidates
 from .dual import solve_stability
 from .gradient import GradientAdversary, mlp_loss_and_grad
@@ -229,7 +230,7 @@ def _bind_mlp(model, X, y, metric, schema, loss, steps) -> BoundModel:
         raise DataError(f"the design of X has {design.shape[1]} columns but the model was fitted on "
                         f"{model.n_features_in_}; fit it on schema.design(schema.transform(X))")
     y_pm = encode_with_classes(y, classes, data.n_samples)
-    resolved = metric.resolve(schema)
+    resolved = fitted_metric(metric, data.X, schema.numerical_names).resolve(schema)   # scale= on these rows
     inst = DROInstance(loss=get_loss("logistic"), task=_C, schema=schema, data=data, y=y_pm, metric=resolved,
                        radius=0.0)
     gamma = np.asarray(resolved.gamma, dtype=float)
@@ -249,7 +250,7 @@ def _bind_callable(model, X, y, metric, steps) -> BoundModel:
     if schema.n_categorical:
         raise DataError("a callable model takes numeric X only; encode categorical columns first")
     data = check_features(X, schema, owner="the callable model")
-    gamma = np.asarray(metric.resolve(schema).gamma, dtype=float)
+    gamma = np.asarray(fitted_metric(metric, data.X, schema.numerical_names).resolve(schema).gamma, dtype=float)
     y_arr = np.asarray(y)
     if y_arr.shape[0] != data.n_samples:
         raise DataError(f"y has {y_arr.shape[0]} entries but X has {data.n_samples} rows")
