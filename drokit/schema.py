@@ -102,6 +102,17 @@ class FeatureSchema:
         """Columns of the design matrix (without the intercept): numerical then dummies."""
         return self.n_numerical + self.n_dummies
 
+    def level_scores(self, Z: np.ndarray, coef: np.ndarray) -> np.ndarray:
+        """``sum_l w_l(Z[:, l])`` per row, ``w_l(v)`` the coefficient of level ``v`` of feature ``l`` in ``coef``
+        (the encoded columns: numerical first, then the dummies; 0 at the reference level): the categorical part
+        of a linear score by one lookup per feature, without a design matrix."""
+        coef = np.asarray(coef, dtype=float)
+        out = np.zeros(Z.shape[0])
+        starts = self.n_numerical + self.dummy_offsets()
+        for l, a in enumerate(np.asarray(self.levels, dtype=int)):
+            out += np.concatenate([[0.0], coef[starts[l]:starts[l] + a - 1]])[Z[:, l]]
+        return out
+
     def dummy_offsets(self) -> np.ndarray:
         """Start of each categorical feature's dummy block inside the dummy columns."""
         return np.concatenate([[0], np.cumsum(np.maximum(self.levels - 1, 0))])[:-1].astype(int)

@@ -243,12 +243,46 @@ def test_a_retry_setting_that_solved_a_master_is_kept_for_the_next_ones():
     user = {"tol_feas": 1e-7, "max_step_fraction": 0.95}
     solved_by_retry = sol("optimal", [({}, "InsufficientProgress"), ({"max_step_fraction": 0.9}, "Solved"),
                                       ({"min_switch_step_length": 1e-3}, "Solved")])
-    adopted = _adopt_successful_retry(solved_by_retry, user, quiet, 0)
-    assert adopted == {"tol_feas": 1e-7, "max_step_fraction": 0.95, "min_switch_step_length": 1e-3}
-    assert _adopt_successful_retry(sol("optimal", [({}, "Solved")]), user, quiet, 0) == user
+    adopted = _adopt_successful_retry(solved_by_retry, {}, user, quiet, 0)
+    assert adopted == {"min_switch_step_length": 1e-3}                  # kept apart from the user's options
+    assert _adopt_successful_retry(sol("optimal", [({}, "Solved")]), adopted, user, quiet, 0) == adopted
     assert _adopt_successful_retry(sol("optimal_inaccurate", [({}, "AlmostSolved"),
                                                               ({"min_switch_step_length": 1e-3}, "AlmostSolved")]),
-                                   user, quiet, 0) == user
+                                   {}, user, quiet, 0) == {}
+    more = sol("optimal", [({}, "InsufficientProgress"), ({"equilibrate_enable": False}, "Solved")])
+    assert _adopt_successful_retry(more, adopted, user, quiet, 0) == {"min_switch_step_length": 1e-3,
+                                                                       "equilibrate_enable": False}
+
+
+def test_a_master_the_kept_settings_fail_gets_the_ladder_from_the_defaults(monkeypatch):
+    """Kept retry settings take precedence over the ladder, which then can only vary the rest: a master that
+    fails under them is solved again from the defaults (sun2025 Table 1, audiology, 1 decimal, rho mean 0.7
+    ended uncertified after 41 rounds without this)."""
+    from drokit.solvers.base import SolverSolution
+    from drokit.solvers.clarabel import ClarabelBackend
+    real = ClarabelBackend.solve
+    calls = []
+
+    def picky(self, program, options=None, verbose=False):
+        options = dict(options or {})
+        calls.append(options)
+        needed = "min_switch_step_length" in options
+        # the first master (the first 3 calls: the defaults, max_step_fraction 0.9, then this) needs a retry
+        # setting, which fails every later master
+        if (len(calls) <= 3) != needed:
+            return SolverSolution(status="solver_error", raw_status="InsufficientProgress", solver="clarabel")
+        return real(self, program, options, verbose=verbose)
+
+    monkeypatch.setattr(ClarabelBackend, "solve", picky)
+    X, y, kw = _data("classification", seed=1)
+    prob = _problem(dk.losses.Logistic(), "classification", np.inf, 1, 1)
+    res = prob.compile(X, y, method="cutting_plane", **kw).solve(
+        method_options={"phase_one": False, "gap_tol": 1e-7})
+    assert res.status == "optimal" and len(res.history) >= 2
+    stages = [a["stage"] for a in res.attempts if a["status"] != "optimal" and a["stage"].startswith("master")]
+    assert any(s != "master 0" for s in stages)          # a later master failed under the kept setting ...
+    later = [a for a in res.attempts if a["stage"] == stages[-1]]
+    assert later[-1]["status"] == "optimal" and "min_switch_step_length" not in later[-1]["settings"]  # ... and solved
 
 
 def test_solve_runs_dense_linear_algebra_on_one_blas_thread(monkeypatch):

@@ -46,6 +46,10 @@ def test_dense_row_design_equals_the_sparse_design(seed):
     assert np.array_equal(dense_row_design(di, rows, rep), expected[rep])
     csr = csr_row_design(di, rows, rep)
     assert csr.has_sorted_indices and np.array_equal(csr.toarray(), expected[rep])
+    import drokit.conic.reformulations.row_terms as rt
+    with pytest.MonkeyPatch.context() as mp:          # written 7 rows at a time
+        mp.setattr(rt, "GRAM_CHUNK", 7)
+        assert np.array_equal(csr_row_design(di, rows, rep).toarray(), expected[rep])
     terms = RowTerms(di, rows)                     # sorted by sample, one term per loss piece
     order = np.argsort(rows.sample, kind="stable")
     pieces = 1 if di.loss.pieces is None else len(di.loss.pieces[0])
@@ -153,3 +157,18 @@ def test_centered_gram_in_chunks_equals_the_definition(seed, monkeypatch):
     chunked = terms.centered_gram(idx, ss, m, w, project)
     assert np.allclose(chunked[0], gram, rtol=1e-10, atol=1e-10) and np.allclose(chunked[1], projected, rtol=1e-10)
     assert terms.centered_gram(idx, ss, m, w)[1] is None
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_row_margins_by_gathers_equal_the_design_product(seed):
+    """``worst_case.row_margins`` (numerical part per sample, one lookup per categorical feature) equals
+    ``sigma (A beta + beta_0) - shift`` with the conic masters' design ``A`` (``dual.row_design``)."""
+    from drokit.evaluation.worst_case import row_margins
+    di = _bound(seed)
+    rows = enumerate_configurations(di) if count_configuration_rows(di) <= 20_000 else \
+        enumerate_configurations(di, nominal_only=True)
+    rng = np.random.default_rng(seed)
+    coef, intercept = rng.normal(size=di.schema.n_encoded), float(rng.normal())
+    sigma, shift = di.row_signs(rows.sample, rows.flip)
+    expected = sigma * (row_design(di, rows) @ coef + intercept) - shift
+    assert np.allclose(row_margins(di, rows, intercept, coef), expected, rtol=1e-13, atol=1e-12)

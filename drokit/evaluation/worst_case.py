@@ -50,10 +50,14 @@ class WorstCaseValue:
 
 
 def row_margins(inst: DROInstance, rows: ConfigurationRows, intercept: float, coef: np.ndarray) -> np.ndarray:
-    """``u_k = sigma_k f(x_{n_k}, z_k) - shift_k``: the loss argument of every configuration row."""
-    from ..conic.reformulations.dual import row_design
+    """``u_k = sigma_k f(x_{n_k}, z_k) - shift_k``: the loss argument of every configuration row, with
+    ``f(x, z) = beta_0 + beta_x' x + sum_l w_l(z_l)`` (``w_l(v)`` the coefficient of level ``v``, 0 at the reference
+    level) by gathers: the numerical part once per sample, one lookup per categorical feature and row.  No design
+    matrix is built (a 2,260,000-row working set's took 0.6 GB at N = 1,000,000)."""
     sigma, shift = inst.row_signs(rows.sample, rows.flip)
-    return sigma * (row_design(inst, rows) @ coef + intercept) - shift
+    coef = np.asarray(coef, dtype=float)
+    score = (inst.data.X @ coef[:inst.n_numerical])[rows.sample] + inst.schema.level_scores(rows.Z, coef)
+    return sigma * (score + intercept) - shift
 
 
 def row_losses(inst: DROInstance, rows: ConfigurationRows, intercept: float, coef: np.ndarray) -> np.ndarray:

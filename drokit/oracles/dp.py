@@ -43,7 +43,7 @@ from typing import List, Tuple
 import numpy as np
 
 from ..models.instance import DROInstance
-from .base import (NEAR_LIMIT, Separation, SeparationOracle, best_over_budgets, configuration_rows,
+from .base import (NEAR_LIMIT, Separation, SeparationOracle, best_over_budgets, configuration_rows, nominal_scores,
                    near_over_budgets, one_row_per_sample)
 from .lattice import MAX_BUDGETS, budget_lattice, layer_costs, round_budgets
 
@@ -94,7 +94,6 @@ class DPOracle(SeparationOracle):
             and (moves[0], moves[1]) == (slice(0, k + 1), slice(1, k + 2))
             for k, moves in enumerate(self._moves))
         self.Z = inst.data.Z
-        self._design = schema.design(inst.data)  # built once: every separation is one product
 
     def _increment_index(self, k: int, l: int) -> np.ndarray:
         """``i`` with ``increments[k][i] = (delta_l U_l(u, v))^p`` for every level pair (u, v)."""
@@ -237,7 +236,7 @@ class DPOracle(SeparationOracle):
         candidates within ``near_margin`` of the maximum (:func:`~.base.near_over_budgets`)."""
         coef = np.asarray(coef, dtype=float)
         s = np.asarray(s, dtype=float)
-        f0 = self._design @ coef + intercept
+        f0 = nominal_scores(self.inst, intercept, coef)
         extremes, paths = self.extreme_gains(coef)
         violation, j, which, flip = best_over_budgets(self.inst, f0, extremes, self.distance,
                                                       lam, s, self.reachable)

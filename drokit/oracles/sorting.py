@@ -43,7 +43,8 @@ import numpy as np
 
 from ..exceptions import ParameterError
 from ..models.instance import DROInstance
-from .base import NEAR_LIMIT, Separation, SeparationOracle, best_over_budgets, one_row_per_sample
+from .base import (NEAR_LIMIT, Separation, SeparationOracle, best_over_budgets, nominal_scores,
+                   one_row_per_sample)
 
 #: relative tolerance under which mutable weights count as equal
 EQUAL_WEIGHTS_RTOL = 1e-12
@@ -86,7 +87,6 @@ class SortingOracle(SeparationOracle):
         # D = (c delta^p)^(1/p), written as the metric computes it (= delta c^(1/p))
         self.distance = (counts * self.delta ** p) ** (1.0 / p)
         self.Z = inst.data.Z
-        self._design = inst.schema.design(inst.data)  # built once: every separation is one product
         self._columns = self._level_columns()
 
     # ---------------------------------------------------------------- set-up
@@ -143,7 +143,7 @@ class SortingOracle(SeparationOracle):
     def separate(self, intercept, coef, lam, s, near_margin: float = 0.0, near_limit: int = NEAR_LIMIT) -> Separation:
         """Most violated row per sample (``near_margin`` and ``near_limit`` are ignored: one row per sample)."""
         coef = np.asarray(coef, dtype=float)
-        f0 = self._design @ coef + intercept
+        f0 = nominal_scores(self.inst, intercept, coef)
         up, up_level, down, down_level = self._gains(coef)
         prefixes = (self._prefix(up, 1.0), self._prefix(down, -1.0))
         violation, c, which, flip = best_over_budgets(self.inst, f0, [totals for totals, _ in prefixes],

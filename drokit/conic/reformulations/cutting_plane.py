@@ -215,6 +215,7 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
     # masters to a tenth of the gap tolerance, never tighter than 1e-8 (Clarabel's default, which its
     # masters on degenerate optima already reach only with retries); the user's options take precedence
     solver_options = {**backend.accuracy_options(max(options.gap_tol / 10, 1e-8)), **dict(solver_options or {})}
+    adopted: dict = {}          # settings of a successful retry, kept for the next masters (_adopt_successful_retry)
     phase_one_time = 0.0
     first = structured = None
     if options.phase_one and phase_one_applies(inst) and (not outer or options.structured_master):
@@ -322,9 +323,18 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
         # nearly satisfied (nursery, 1-decimal weights: the first master's retries cost most of 87 s)
         near_end = (np.isfinite(lower) and upper - lower <= 100 * options.gap_tol * max(1.0, abs(upper))) \
             or max_violation <= 1e-4 * max(1.0, abs(upper)) or retry_ladder
-        sol = solve_with_retries(backend, program, solver_options, retry_inaccurate=near_end,
+        sol = solve_with_retries(backend, program, {**adopted, **solver_options}, retry_inaccurate=near_end,
                                  verbose=control.solver_verbose, control=control, stage=f"master {r}")
-        solver_options = _adopt_successful_retry(sol, solver_options, log, r)
+        if not sol.has_solution and adopted and not control.should_stop():
+            # the settings kept from an earlier retry take precedence over the whole ladder, which can then only
+            # vary the rest: a master they fail gets the ladder again from the defaults (sun2025 Table 1,
+            # audiology, 1 decimal, rho mean 0.7: two failed masters under {max_step_fraction 0.8, no
+            # equilibration, min_switch_step_length 1e-3} ended the loop uncertified after 41 rounds)
+            log(f"{r:>5} master {sol.raw_status} with the kept settings {adopted}: the retry ladder from the defaults")
+            adopted = {}
+            sol = solve_with_retries(backend, program, solver_options, retry_inaccurate=near_end,
+                                     verbose=control.solver_verbose, control=control, stage=f"master {r}")
+        adopted = _adopt_successful_retry(sol, adopted, solver_options, log, r)
         t1 = time.perf_counter()
         if not sol.has_solution and control.should_stop() and best is not None:
             log(f"{r:>5} master {sol.raw_status}: {control.stop_reason}; stopping with the best model so far")
@@ -505,18 +515,18 @@ def _restart_rows(inst: DROInstance, oracle, best) -> ConfigurationRows:
     return _sample_major(unique_rows(concat_rows([enumerate_configurations(inst, nominal_only=True), at_best])))
 
 
-def _adopt_successful_retry(sol, solver_options: Mapping[str, Any], log, r: int) -> Mapping[str, Any]:
+def _adopt_successful_retry(sol, adopted: Mapping[str, Any], solver_options: Mapping[str, Any], log, r: int) -> dict:
     """The masters of one loop are alike: when a retry setting solved this one, the later masters start
-    from it (the options already given still take precedence).  Calibrated audiology, integer weights:
-    the multi-class budget masters that need ``min_switch_step_length=1e-3`` -- 35.6 s with the ladder
-    on every master, 10 s with the setting adopted."""
+    from it (``adopted``, below the user's ``solver_options``, which always take precedence).  Calibrated
+    audiology, integer weights: the multi-class budget masters that need ``min_switch_step_length=1e-3`` --
+    35.6 s with the ladder on every master, 10 s with the setting adopted."""
     attempts = sol.info.get("attempts") or []
     if sol.status != "optimal" or len(attempts) < 2 or not attempts[-1][0]:
-        return solver_options
-    extra = {k: v for k, v in attempts[-1][0].items() if k not in solver_options}
+        return dict(adopted)
+    extra = {k: v for k, v in attempts[-1][0].items() if k not in solver_options and k not in adopted}
     if extra:
         log(f"{r:>5} master solved with {extra}: kept for the next masters")
-    return {**extra, **solver_options}
+    return {**adopted, **extra}
 
 
 def _params(intercept: float, coef: np.ndarray, inst: DROInstance) -> np.ndarray:

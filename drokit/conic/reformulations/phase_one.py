@@ -346,8 +346,10 @@ def phase_one(inst: DROInstance, oracle, *, tau0: float = 1e-1, tau_min: float =
     intercept, coef, lam = split(best)
     lam = max(lam, lambda_floor(inst, coef))
     # every row the oracle returned is in the master (new ones are added before any exit)
-    bundle = near_active(inst, master.rows, intercept, coef, lam, margin * max(1.0, abs(upper)))
+    working = master.rows
+    master = None                          # its design freed first (peak memory at N = 1,000,000)
+    bundle = near_active(inst, working, intercept, coef, lam, margin * max(1.0, abs(upper)))
     return PhaseOneResult(intercept=intercept, coef=coef, lam=lam, s=best_sep.violation, upper_bound=upper,
                           bundle=bundle, rounds=solves, converged=converged, newton_steps=steps, oracle_calls=calls,
                           seconds=time.perf_counter() - t0, lower_bound=lower, certified=certified, dual=dual,
-                          bound_seconds=bound_time, working_rows=int(master.rows.size), tau=tau)
+                          bound_seconds=bound_time, working_rows=int(working.size), tau=tau)

@@ -60,27 +60,41 @@ def dense_row_design(inst: DROInstance, rows: ConfigurationRows, rep: Optional[n
 
 
 def csr_row_design(inst: DROInstance, rows: ConfigurationRows, rep: Optional[np.ndarray] = None) -> sp.csr_matrix:
-    """The matrix of :func:`dense_row_design` in CSR form, its index arrays written directly (the columns of a row
-    -- intercept, numerical features, one dummy per categorical feature not at its reference level -- are
-    already in order): no COO conversion and no horizontal stacking, which were 10-15 s of a fit at 1,000,000
-    samples (a 2,300,000-row working set)."""
+    """The matrix of :func:`dense_row_design` in CSR form, its arrays written directly (the columns of a row --
+    intercept, numerical features, one dummy per categorical feature not at its reference level -- are already in
+    order): no COO conversion and no horizontal stacking, which were 10-15 s of a fit at 1,000,000 samples (a
+    2,300,000-row working set).  Written :data:`GRAM_CHUNK` rows at a time into arrays allocated once, with 32-bit
+    indices when they fit: the full-width intermediates took three times the matrix's memory."""
     sample, Z = (rows.sample, rows.Z) if rep is None else (rows.sample[rep], rows.Z[rep])
     K, offset, n_num = sample.size, int(inst.fit_intercept), inst.n_numerical
     lead = offset + n_num
-    width = lead + Z.shape[1]
-    cols = np.empty((K, width), dtype=np.int64)
-    vals = np.empty((K, width))
-    keep = np.ones((K, width), dtype=bool)
-    if offset:
-        cols[:, 0], vals[:, 0] = 0, 1.0
-    cols[:, offset:lead] = np.arange(offset, lead)
-    vals[:, offset:lead] = inst.data.X[sample]
-    if Z.shape[1]:
-        cols[:, lead:] = lead + inst.schema.dummy_offsets()[None, :] + Z - 1
-        vals[:, lead:] = 1.0
-        keep[:, lead:] = Z > 0
-    indptr = np.r_[0, np.cumsum(keep.sum(axis=1))]
-    return sp.csr_matrix((vals[keep], cols[keep], indptr), shape=(K, offset + inst.schema.n_encoded))
+    n_cols = offset + inst.schema.n_encoded
+    counts = lead + (Z > 0).sum(axis=1) if Z.shape[1] else np.full(K, lead)
+    indptr = np.zeros(K + 1, dtype=np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    index = np.int32 if max(int(indptr[-1]), n_cols) < 2 ** 31 - 1 else np.int64
+    data = np.empty(int(indptr[-1]))
+    indices = np.empty(int(indptr[-1]), dtype=index)
+    dummy_cols = lead + inst.schema.dummy_offsets()[None, :] - 1           # code c > 0 -> its column
+    for begin in range(0, K, GRAM_CHUNK):
+        end = min(K, begin + GRAM_CHUNK)
+        cols = np.empty((end - begin, lead + Z.shape[1]), dtype=index)
+        vals = np.empty((end - begin, lead + Z.shape[1]))
+        if offset:
+            cols[:, 0], vals[:, 0] = 0, 1.0
+        cols[:, offset:lead] = np.arange(offset, lead)
+        vals[:, offset:lead] = inst.data.X[sample[begin:end]]
+        if Z.shape[1]:
+            cols[:, lead:] = dummy_cols + Z[begin:end]
+            vals[:, lead:] = 1.0
+            keep = np.ones(cols.shape, dtype=bool)
+            keep[:, lead:] = Z[begin:end] > 0
+            data[indptr[begin]:indptr[end]] = vals[keep]
+            indices[indptr[begin]:indptr[end]] = cols[keep]
+        else:
+            data[indptr[begin]:indptr[end]] = vals.ravel()
+            indices[indptr[begin]:indptr[end]] = cols.ravel()
+    return sp.csr_matrix((data, indices, indptr.astype(index)), shape=(K, n_cols))
 
 
 def sparse_gram(A: sp.csr_matrix, root: np.ndarray, chunk: Optional[int] = None) -> np.ndarray:
