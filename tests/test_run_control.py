@@ -11,10 +11,10 @@ import pytest
 
 import drokit as dk
 import drokit.conic.reformulations.phase_one as phase_one_module
-import drokit.solvers.run_control as run_control
+import drokit.run_control as run_control
 from drokit.solvers.base import SolverSolution
 from drokit.solvers.clarabel import ClarabelBackend
-from drokit.solvers.run_control import RunControl, estimate_rest
+from drokit.run_control import RunControl, estimate_rest
 
 
 @pytest.fixture(scope="module")

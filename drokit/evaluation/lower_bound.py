@@ -100,7 +100,7 @@ def certified_lower_bound(inst: DROInstance, intercept: float, coef: np.ndarray,
     the rows near their sample's maximum at ``lam*`` (:data:`CANDIDATE_RTOLS`): every such row when the
     rows can be enumerated, else the oracle's maximizers and those of ``rows`` (a method's working set,
     e.g. the cutting plane's last master); the largest bound found.  ``control``: the fit's
-    :class:`~drokit.solvers.run_control.RunControl`, which records the KKT programs' solver calls."""
+    :class:`~drokit.run_control.RunControl`, which records the KKT programs' solver calls."""
     from .worst_case_distribution import worst_case_support
     if hasattr(inst.loss, "at") or inst.penalized:
         return None

@@ -135,6 +135,10 @@ class NormCost(ParamsMixin):
                                  f"fitted (or by GroundMetric.fit_scales(X) for a metric used on its own)")
         return resolve_weights(self.weights, names, "numerical")
 
+    def unscaled_weights(self, names: List[str]) -> np.ndarray:
+        """``gamma_j`` per column as declared, before any ``scale`` (what :mod:`.scales` divides by the spreads)."""
+        return resolve_weights(self.weights, names, "numerical")
+
     @property
     def dual_p(self) -> float:
         """Exponent q of the dual norm, ``1/p + 1/q = 1``."""

@@ -69,15 +69,14 @@ def scaled_norm_cost(cost, X: np.ndarray, names: List[str], sample_weight=None,
     """The fitted copy of the scaled :class:`~drokit.NormCost` ``cost``: weights ``gamma_j / s_j`` in column order
     and ``scale=None``; ``fitted_scale`` records the kind and the spreads ``{column: s_j}``.  ``spreads``: use
     these ``s_j`` (a fitted model's) instead of measuring them on ``X``."""
-    from .costs import NormCost, resolve_weights
     kind = check_scale(cost.scale)
-    gamma = resolve_weights(cost.weights, names, "numerical")
+    gamma = cost.unscaled_weights(names)
     s = np.asarray(spreads, dtype=float) if spreads is not None else feature_spreads(X, kind, sample_weight)
     if s.shape != gamma.shape:
         raise ParameterError(f"NormCost(scale={kind!r}): {s.size} spreads for {gamma.size} numerical features")
     with np.errstate(invalid="ignore"):
         weights = np.where(np.isinf(gamma) | (gamma == 0), gamma, gamma / s)
-    out = NormCost(p=cost.p, weights=weights)
+    out = type(cost)(p=cost.p, weights=weights)
     out.fitted_scale = {"kind": kind, "spreads": dict(zip(names, s.tolist()))}
     return out
 

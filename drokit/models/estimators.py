@@ -20,7 +20,7 @@ from ..exceptions import FitInterrupted, ParameterError
 from ..losses import get_loss
 from ..losses.base import CLASSIFICATION, REGRESSION
 from ..solvers import solver_choices
-from ..solvers.run_control import check_time_limit, check_verbose
+from ..run_control import check_time_limit, check_verbose
 from ..params import component, materialized, nested_params, real_number
 from .problem import ON_INACCURATE, Problem
 from .validation import as_1d, check_array_2d, check_features, encode_binary_labels

@@ -61,7 +61,7 @@ class CompiledIntersection:
         prints the rounds' log; ``time_limit`` (seconds) is each conic solve's own limit (a solve stopped by it
         raises :class:`~drokit.SolverError` with ``status="time_limit"``)."""
         from ..solvers import get_backend
-        from ..solvers.run_control import RunControl
+        from ..run_control import RunControl
         control = RunControl(time_limit, verbose)
         verbose = control.verbose >= 2
         if control.time_limit is not None:

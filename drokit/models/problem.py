@@ -29,7 +29,7 @@ from ..metrics.scales import warn_raw_units, with_fitted_scales
 from ..schema import FeatureSchema
 from ..solvers import get_backend
 from ..solvers.base import solve_with_retries
-from ..solvers.run_control import RunControl
+from ..run_control import RunControl
 from .instance import DROInstance
 from .result import FitResult, ProgramRecipe
 from .validation import check_target, encode_binary_labels, encode_with_classes, plus_minus_one_labels
@@ -423,7 +423,7 @@ class CompiledProblem:
         ``verbose``: 0 / ``False`` silent; 1 / ``True`` progress lines on stderr (phase, round, the certified gap,
         elapsed time, an estimate of the rest) once the fit has run 2 s; 2 also the method's log (phase-1 solves,
         barrier centerings, cutting-plane rounds); 3 also the conic solver's own log
-        (:mod:`drokit.solvers.run_control`).
+        (:mod:`drokit.run_control`).
 
         ``time_limit``: seconds of wall time.  The cutting plane stops at its next step once they have passed
         and, like an uncertified fit, raises :class:`~drokit.SolverError` (``status="time_limit"``) carrying the
@@ -481,7 +481,7 @@ class CompiledProblem:
         result.attempts = list(control.attempts)
         result.solve_time = max(float(result.solve_time), control.elapsed() - float(result.evaluation_time))
 
-    #: the :class:`~drokit.solvers.run_control.RunControl` of the solve in progress (None between solves)
+    #: the :class:`~drokit.run_control.RunControl` of the solve in progress (None between solves)
     _control: Optional[RunControl] = None
 
     def _solve_refined(self, solver, solver_options, on_inaccurate, verbose, method_options) -> FitResult:

@@ -130,7 +130,7 @@ class FitResult:
     #: ``"phase 1"``, ``"barrier master"``), ``solver``, ``settings``, ``status`` (a solver status, or
     #: ``"certified"`` / ``"not_certified"`` for drokit's own structured solvers), ``raw_status``, ``seconds``,
     #: ``iterations``
-    #: (:class:`~drokit.solvers.run_control.RunControl`); ``solve_time`` covers all of them
+    #: (:class:`~drokit.run_control.RunControl`); ``solve_time`` covers all of them
     attempts: List[Dict[str, Any]] = field(default_factory=list, repr=False)
 
     @property

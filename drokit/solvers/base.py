@@ -101,7 +101,7 @@ class SolverBackend:
 
     def time_limit_options(self, seconds: float) -> Dict[str, Any]:
         """The settings that stop this solver after ``seconds`` of wall time (``{}`` when it has none):
-        :meth:`drokit.solvers.run_control.RunControl.solver_options` gives a solve the time left of a fit's
+        :meth:`drokit.run_control.RunControl.solver_options` gives a solve the time left of a fit's
         ``time_limit``."""
         return {}
 
@@ -175,7 +175,7 @@ def solve_with_retries(backend: SolverBackend, program: ConicProgram,
     ``final``: the statuses that end the loop (the intersection programs add certified infeasible and
     unbounded answers, which no retry changes).
 
-    ``control`` (a :class:`~drokit.solvers.run_control.RunControl`): each attempt gets the time left of the fit's
+    ``control`` (a :class:`~drokit.run_control.RunControl`): each attempt gets the time left of the fit's
     ``time_limit`` as the solver's own limit, is recorded (``stage``, settings, status, seconds), and no retry
     starts once the fit must stop."""
     from .verification import is_verified_optimal

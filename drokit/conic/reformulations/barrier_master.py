@@ -327,7 +327,7 @@ def barrier_master(inst: DROInstance, oracle, rows: ConfigurationRows, intercept
     the samples (and more than ``MIN_NEW_ROWS``) at once: the working set was far from the optimum's, which the conic masters' trust region
     handles better (census-like data: 48 then 252 steps, 32,561 new rows).
 
-    ``control`` (a :class:`~drokit.solvers.run_control.RunControl`): progress lines, and a stop after the current
+    ``control`` (a :class:`~drokit.run_control.RunControl`): progress lines, and a stop after the current
     centering (uncertified, with the best point and bound) once the fit's time limit has passed or an
     interrupt arrived."""
     from ...evaluation.lower_bound import lagrangian_bound

@@ -61,7 +61,7 @@ from ...models.instance import DROInstance
 from ...oracles.enumeration import (ConfigurationRows, concat_rows, enumerate_configurations, row_keys, take_rows,
                                     unique_rows)
 from ...solvers.base import solve_with_retries
-from ...solvers.run_control import RunControl, estimate_rest
+from ...run_control import RunControl, estimate_rest
 from ..program import ConicProgram
 from .barrier_master import barrier_master
 from .budget_cuts import BudgetCuts, budget_cuts_apply, budget_cuts_from_rows, unique_budget_cuts, weight_classes
@@ -182,7 +182,7 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
                         log: Optional[Callable[[str], None]] = None, control=None) -> CuttingPlaneOutcome:
     """Run the loop; raises :class:`SolverError` if the first master cannot be solved.
 
-    ``control`` (a :class:`~drokit.solvers.run_control.RunControl`; default: the method's log on stderr when
+    ``control`` (a :class:`~drokit.run_control.RunControl`; default: the method's log on stderr when
     ``options.verbose``): progress lines, the record of every master's solver attempts, and a stop at the next
     step -- with the best model found and its bounds, ``converged=False`` and ``stop_reason`` -- once the fit's
     time limit has passed or an interrupt arrived (the masters get the time left as the solver's limit)."""

@@ -259,7 +259,7 @@ def phase_one(inst: DROInstance, oracle, *, tau0: float = 1e-1, tau_min: float =
     not pay: Newton's region of fast convergence on ``F_tau`` shrinks with ``tau`` (60-step stalls below
     1e-5 on synthetic 10 + 10, N = 10,000); :mod:`.barrier_master` takes over from here.
 
-    ``control`` (a :class:`~drokit.solvers.run_control.RunControl`): progress lines, and a stop after the current
+    ``control`` (a :class:`~drokit.run_control.RunControl`): progress lines, and a stop after the current
     solve (unconverged, with the best point) once the fit's time limit has passed or an interrupt arrived."""
     from ...evaluation.lower_bound import lagrangian_bound
     from ...evaluation.worst_case import lambda_floor

@@ -28,7 +28,7 @@ from typing import Any, Dict, List, Mapping, Optional
 
 import numpy as np
 
-from ..exceptions import ParameterError
+from .exceptions import ParameterError
 
 #: seconds a fit runs before its first progress line (``verbose=1``): short fits stay silent
 PROGRESS_AFTER = 2.0
