@@ -517,13 +517,7 @@ def main(argv=None):
     ap.add_argument("--pairs", nargs="+", choices=list(PAIRS), default=list(PAIRS))
     ap.add_argument("--timeout", type=float, default=None, help="seconds per timed fit (default 300; --quick 60)")
     ap.add_argument("--repeat", type=int, default=1, help="timed fits per child, fastest reported (default 1)")
-    ap.add_argument("--seed", type=int, default=19)
-    ap.add_argument("--out", default=None, help="CSV file, rewritten after every pair row")
-    ap.add_argument("--markdown", action="store_true", help="print the tables as markdown")
-    ap.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
-    ap.add_argument("--no-snapshot", action="store_true",
-                    help="import drokit from the work tree (default: a snapshot of drokit/ at HEAD)")
-    ap.add_argument("--render", metavar="CSV", default=None, help="print the tables of a saved CSV and exit")
+    bs.add_common_arguments(ap, "pair row")
     args = ap.parse_args(argv[1:])
 
     if args.render:

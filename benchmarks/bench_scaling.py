@@ -530,6 +530,18 @@ def read_csv(path: str):
 
 
 # ------------------------------------------------------------------------------------------- main
+def add_common_arguments(ap: argparse.ArgumentParser, row: str) -> None:
+    """The options every benchmark script of this family shares (``row``: what the CSV is rewritten after)."""
+    ap.add_argument("--seed", type=int, default=19)
+    ap.add_argument("--out", default=None, help=f"CSV file, rewritten after every {row}")
+    ap.add_argument("--markdown", action="store_true", help="print the tables as markdown (benchmarks/RESULTS.md)")
+    ap.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    ap.add_argument("--no-snapshot", action="store_true",
+                    help="import drokit from the work tree (default: from a snapshot of drokit/ at HEAD, so "
+                         "that commits landing during the run do not change what is measured)")
+    ap.add_argument("--render", metavar="CSV", default=None, help="print the tables of a saved CSV and exit")
+
+
 def main(argv=None):
     argv = sys.argv if argv is None else argv
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0],
@@ -548,14 +560,7 @@ def main(argv=None):
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds per row's timed drokit fit(s) (default 900)")
     ap.add_argument("--repeat", type=int, default=1, help="drokit fits per row, fastest reported (default 1)")
     ap.add_argument("--floor-repeat", type=int, default=5, help="floor fits per design, fastest (default 5)")
-    ap.add_argument("--seed", type=int, default=19)
-    ap.add_argument("--out", default=None, help="CSV file, rewritten after every row")
-    ap.add_argument("--markdown", action="store_true", help="print the table as markdown (benchmarks/RESULTS.md)")
-    ap.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
-    ap.add_argument("--no-snapshot", action="store_true",
-                    help="import drokit from the work tree (default: from a snapshot of drokit/ at HEAD, so "
-                         "that commits landing during the run do not change what is measured)")
-    ap.add_argument("--render", metavar="CSV", default=None, help="print the table of a saved CSV and exit")
+    add_common_arguments(ap, "row")
     args = ap.parse_args(argv[1:])
 
     if args.render:
