@@ -75,13 +75,35 @@ MASS_DROP = 1e-15
 
 
 @dataclass
+class FractionalRows:
+    """Rows that are *distributions* over configurations of one sample (a product of level distributions, e.g.
+    the smoothed dual point of :mod:`drokit.conic.reformulations.slope_split`): their encoded row ``a_k`` is the
+    expected one, ``matrix`` (K, len(theta) without lambda), and ``cost`` the expected transport cost.  A
+    Lagrangian term ``m_k (alpha_k u_k - L*(alpha_k) - lambda c_k)`` of such a row is the mean of the same term
+    over its configurations, each below ``L(u) - lambda c`` (Fenchel), so it enters the bound like a configuration
+    row: ``u`` and ``c`` are linear in the distribution."""
+
+    sample: np.ndarray      # (K,) int
+    flip: np.ndarray        # (K,) bool
+    cost: np.ndarray        # (K,)
+    matrix: sp.csr_matrix   # (K, n_theta) expected encoded rows [1, x_n, E dummies]
+
+    @property
+    def size(self) -> int:
+        return int(self.sample.shape[0])
+
+    def take(self, index: np.ndarray) -> "FractionalRows":
+        return FractionalRows(self.sample[index], self.flip[index], self.cost[index], self.matrix[index])
+
+
+@dataclass
 class LowerBound:
     """A certified lower bound ``value`` on the optimal value and the dual point that proves it: the rows,
     their masses and slopes after the repair, the budget mixing weight ``scale`` (1 = no mixing) and the
     largest free-column residual ``|g_F|`` left (rounding)."""
 
     value: float
-    rows: ConfigurationRows
+    rows: "ConfigurationRows | FractionalRows"
     mass: np.ndarray
     slopes: np.ndarray
     scale: float
@@ -228,10 +250,12 @@ def kkt_multipliers(inst: DROInstance, rows: ConfigurationRows, intercept: float
 
 
 def lagrangian_bound(inst: DROInstance, rows: ConfigurationRows, mass: np.ndarray, slopes: np.ndarray,
-                     room: Optional[np.ndarray] = None) -> LowerBound:
+                     room: Optional[np.ndarray] = None, bvls: bool = True) -> LowerBound:
     """Repair the dual point ``(rows, mass, slopes)`` and evaluate its Lagrangian (module docstring).
 
     ``room``: how far each slope may move in the repair (default: its distance to the slope domain's ends).
+    ``bvls``: whether the last resort of the repair, a dense bounded least-squares problem (:func:`_bvls_repair`,
+    seconds at 1,000 rows), may run; a search that bounds many points in passing turns it off.
     Returns ``-inf`` as the value when the free-column conditions cannot be met."""
     loss = inst.loss
     lo, hi = slope_domain(loss)
@@ -243,9 +267,9 @@ def lagrangian_bound(inst: DROInstance, rows: ConfigurationRows, mass: np.ndarra
     kept = np.concatenate([free, limited])
     g0 = A.T @ (mass * slopes * sigma)
     target = np.concatenate([np.zeros(free.size), g0[limited]])
-    repaired = _repair_free_columns(A[:, kept], target, mass, sigma, slopes, room, lo, hi)
+    repaired = _repair_free_columns(A[:, kept], target, mass, sigma, slopes, room, lo, hi, bvls)
     if repaired is None and limited.size:
-        repaired = _repair_free_columns(A[:, free], np.zeros(free.size), mass, sigma, slopes, room, lo, hi)
+        repaired = _repair_free_columns(A[:, free], np.zeros(free.size), mass, sigma, slopes, room, lo, hi, bvls)
     if repaired is None:
         return LowerBound(-np.inf, rows, mass, slopes, 1.0, float(np.max(np.abs(g0[free]), initial=0.0)))
     slopes = repaired
@@ -314,6 +338,8 @@ def _with_every_sample(inst, rows, mass, slopes, room, lo, hi):
     room = _room(slopes, lo, hi) if room is None else np.minimum(np.asarray(room, dtype=float), _room(slopes, lo, hi))
     total = np.bincount(rows.sample, weights=mass, minlength=inst.n_samples)
     missing = np.flatnonzero((total <= 0) & (p > 0))
+    if missing.size and isinstance(rows, FractionalRows):
+        raise ValueError("a fractional dual point needs mass on every sample")
     if missing.size:
         nominal = take_rows(enumerate_configurations(inst, nominal_only=True), missing)
         rows = concat_rows([rows, nominal])
@@ -327,14 +353,18 @@ def _with_every_sample(inst, rows, mass, slopes, room, lo, hi):
     keep = mass > MASS_DROP * p[rows.sample]
     if not keep.all():          # every sample keeps its heaviest row (its mass is at least p_n / rows)
         index = np.flatnonzero(keep)
-        rows, mass, slopes, room = take_rows(rows, index), mass[index], slopes[index], room[index]
+        rows = rows.take(index) if isinstance(rows, FractionalRows) else take_rows(rows, index)
+        mass, slopes, room = mass[index], slopes[index], room[index]
         total = np.bincount(rows.sample, weights=mass, minlength=inst.n_samples)
         mass = mass * np.divide(p, total, out=np.zeros_like(p), where=total > 0)[rows.sample]
     return rows, mass, slopes, np.maximum(room, 0.0)
 
 
 def _row_matrix(inst: DROInstance, rows: ConfigurationRows) -> sp.csr_matrix:
-    """``a_k = [1, x_n, dummies(z)]`` (the intercept column only when fitted), one row per configuration."""
+    """``a_k = [1, x_n, dummies(z)]`` (the intercept column only when fitted), one row per configuration (or the
+    expected rows of :class:`FractionalRows`)."""
+    if isinstance(rows, FractionalRows):
+        return rows.matrix
     from ..conic.reformulations.row_terms import csr_row_design
     return csr_row_design(inst, rows)
 
@@ -357,8 +387,8 @@ def _column_roles(inst: DROInstance):
     return np.flatnonzero(free), np.flatnonzero(limited)
 
 
-def _repair_free_columns(A_C: sp.csr_matrix, target: np.ndarray, mass, sigma, slopes, room, lo, hi
-                         ) -> Optional[np.ndarray]:
+def _repair_free_columns(A_C: sp.csr_matrix, target: np.ndarray, mass, sigma, slopes, room, lo, hi,
+                         bvls: bool = True) -> Optional[np.ndarray]:
     """Slopes changed so that ``A_C^T (m alpha sigma) = target`` (the free columns' zeros, and the norm-priced
     columns' current values): the least-norm change ``alpha + r sigma (A_C c)`` within the preferred
     ``room`` (or, when that step leaves it, a bounded least-squares change anywhere in the slope domain),
@@ -388,7 +418,7 @@ def _repair_free_columns(A_C: sp.csr_matrix, target: np.ndarray, mass, sigma, sl
     if out is None:
         bounded = _bounded_repair(A_C, target, mass, sigma, slopes, lo, hi)
         out = refined(bounded) if bounded is not None else None
-    if out is None and A_C.shape[0] <= BVLS_MAX_ROWS:
+    if out is None and bvls and A_C.shape[0] <= BVLS_MAX_ROWS:
         candidate = _bvls_repair(A_C, target, mass, sigma, slopes, lo, hi)
         out = refined(candidate) if candidate is not None else None
     return out

@@ -72,6 +72,8 @@ class PhaseOneResult:
     bound_seconds: float = 0.0
     working_rows: int = 0      # rows of the smoothed master at the end
     tau: float = np.nan        # the last temperature
+    #: the search that produced it: ``"phase_one"`` (this module) or ``"slope_split"`` (:mod:`.slope_split`)
+    search: str = "phase_one"
 
 
 def phase_one_applies(inst: DROInstance) -> bool:
