@@ -358,7 +358,8 @@ def test_phase_one_that_did_not_converge_gives_its_point_not_its_bundle(monkeypa
     monkeypatch.setattr(cp_module, "phase_one", stopped)
     X, y, kw = _data("classification", seed=4)
     prob = _problem(dk.losses.Logistic(), "classification", 1.0, 1, 1)
-    res = prob.compile(X, y, method="cutting_plane", **kw).solve(verbose=2)
+    # search="phase_one": the default would go on with the slope split after an unconverged phase 1
+    res = prob.compile(X, y, method="cutting_plane", **kw).solve(verbose=2, method_options={"search": "phase_one"})
     assert seen and res.status == "optimal" and res.upper_bound > 0
     assert "stopped by its solve limit" in capsys.readouterr().err
     reference = prob.compile(X, y, method="monolithic", **kw).solve()

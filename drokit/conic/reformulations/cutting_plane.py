@@ -67,7 +67,7 @@ from .barrier_master import barrier_master
 from .budget_cuts import BudgetCuts, budget_cuts_apply, budget_cuts_from_rows, unique_budget_cuts, weight_classes
 from .dual import build_dual_program
 from .phase_one import phase_one, phase_one_applies
-from .slope_split import better_search, slope_split_phase_one, use_slope_split
+from .slope_split import slope_split_phase_one, use_slope_split
 
 
 @dataclass
@@ -249,7 +249,9 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
             phase_one_time += searched.seconds
             control.record("slope split", "slope_split", {}, "certified" if searched.certified else "not_certified",
                            "converged", searched.seconds, searched.newton_steps)
-            first = searched if split == "first" else better_search(searched, first)
+            # an unconverged phase 1's bundle made calibrated audiology's masters unsolvable, and its point is worse:
+            # the loop starts from the split's alone
+            first = searched
     if first is not None and first.certified:
         # the smoothed dual point proves the phase-1 point optimal: no conic master at all
         log(f"phase 1: certified, upper bound {first.upper_bound:.9f}, lower bound {first.lower_bound:.9f} after "

@@ -42,11 +42,23 @@ above ``WEIGHT_DROP``) and per-feature level covariances.  Newton's method (:fun
 on ``F_tau`` for ``tau`` shrinking tenfold; the oracle gives the exact objective at each end point (a
 certified upper bound) and every sample's maximizing row.
 
-It is a search, not a certificate: the point and the rows it makes dominant (each (sample, slope) pair's most
-probable configuration, and the oracle's maximizer) seed :mod:`.barrier_master`, whose Lagrangian bound
-certifies.  Cost per Newton step ``O(N K sum_l a_l + P d^2)`` with ``P`` the weighted pairs, so
-:func:`slope_split_applies` takes it where phase 1 churns: wide categorical data (``WIDE_FEATURES`` mutable
-categorical features or more) with a separable cost.
+It is a search.  Its exact values (the oracle's, at the end of each temperature) are certified upper bounds,
+and the smoothed dual point gives a certified lower bound: masses ``p_n w_nk`` on *fractional rows*, the
+expected encoded rows and costs of the product distributions ``q_nk`` (:meth:`SlopeSplitObjective.dual_point`,
+:class:`~drokit.evaluation.lower_bound.FractionalRows`), repaired and evaluated by
+:func:`~drokit.evaluation.lower_bound.lagrangian_bound`: ``F_tau`` minus ``tau`` times the entropies of ``w`` and
+``q``, less the tangent error at the active margins (each sample's local slopes follow them,
+:meth:`SlopeSplitObjective.refine_slopes`).  That bound closes slowly with ``tau`` (audiology: 7e-4 relative at
+``tau = 1e-5``, where Newton needs 200 steps per temperature), so the cutting plane's conic masters certify,
+starting from the search's point and the rows it leans on (each (sample, slope) pair's most probable
+configuration and the oracle's maximizers).
+
+Where it runs (:func:`use_slope_split`): after phase 1 stops unconverged (its working set still churning) on
+data where the split is exact and its arrays are small enough, or always with the cutting-plane option
+``search="slope_split"``.  Measured on sun2025 Table 1, audiology, 1-decimal weights (226 samples, 62 features,
+29 weight classes): rho mean 0.7 phase 1's best 0.2249 and masters uncertified after 41 rounds -> the split's
+0.18523 at ``tau = 1e-3`` (55 s) and certified 0.18506 after 54 rounds (249 s); rho mean 0.6 certified in 320 s
+(was 488 s).  Cost per Newton step ``O(N K sum_l a_l + P d^2)`` with ``P`` the weighted pairs.
 """
 
 from __future__ import annotations
@@ -62,16 +74,22 @@ from ...models.instance import DROInstance
 from ...oracles.enumeration import ConfigurationRows, concat_rows, unique_rows
 from .row_terms import parameter_layout
 
-#: the cutting plane's default search falls back to this method (after an unconverged phase 1) when its (sample,
-#: slope, level) arrays hold at most this many entries (8 bytes each; they are not yet computed in blocks of
-#: samples): audiology holds 226 x 161 x 147 = 5.3 million
+#: the cutting plane's default search falls back to this method (after an unconverged phase 1) on data this wide:
+#: at least FALLBACK_MIN_FEATURES mutable categorical features in at least FALLBACK_MIN_CLASSES weight classes, where
+#: budget cuts hardly aggregate.  Measured on sun2025 audiology (62 features), every draw taking the split: 1-decimal
+#: weights (25-32 classes) certified where phase 1's start left one draw uncertified; unit weights (1 class) 48.6 s
+#: against 5.6 s and integer weights (4-5 classes) 61.5 s against 22 s, the budget cuts certifying fast from phase 1
+FALLBACK_MIN_FEATURES = 30
+FALLBACK_MIN_CLASSES = 10
+#: ... and when its (sample, slope, level) arrays hold at most this many entries (8 bytes each; they are not yet
+#: computed in blocks of samples): audiology holds 226 x 63 x 147 = 2.1 million
 AUTO_MAX_ENTRIES = 20_000_000
 #: margins ``u`` of the slope grid of a smooth loss
-GRID_SIZE = 129
+GRID_SIZE = 33
 #: (sample, slope) pairs whose weight ``p_n w_nk`` is below this are left out of the Hessian's Gram product
 WEIGHT_DROP = 1e-14
 #: Newton steps per temperature at most
-MAX_STEPS = 100
+MAX_STEPS = 30
 #: the cutting plane's search stops at this temperature (relative to ``max(1, |F|)``).  sun2025 Table 1,
 #: audiology, 1-decimal weights, rho mean 0.7: the exact value 0.18523 at 1e-3 (0.18685 at 1e-2) against an optimum
 #: of 0.18506; its conic masters then certify in 54 rounds (248 s in all), where phase 1's start (0.2249) left them
@@ -536,9 +554,12 @@ def use_slope_split(inst: DROInstance, search: str) -> str:
         return "first"
     if not ok:
         return "never"
-    levels = np.asarray(inst.schema.levels)[inst.mutable_categorical()]
+    from .budget_cuts import weight_classes
+    mutable, classes = weight_classes(inst)
+    levels = np.asarray(inst.schema.levels)[mutable]
     entries = inst.n_samples * (GRID_SIZE + 2 * LOCAL_SLOPES) * int(np.sum(levels))
-    return "fallback" if entries <= AUTO_MAX_ENTRIES else "never"
+    wide = mutable.size >= FALLBACK_MIN_FEATURES and np.unique(classes).size >= FALLBACK_MIN_CLASSES
+    return "fallback" if wide and entries <= AUTO_MAX_ENTRIES else "never"
 
 
 def slope_split_phase_one(inst: DROInstance, oracle, *, certify_tol: Optional[float] = None,
@@ -555,18 +576,3 @@ def slope_split_phase_one(inst: DROInstance, oracle, *, certify_tol: Optional[fl
                           certified=out.certified, dual=out.dual, bound_seconds=out.bound_seconds,
                           working_rows=int(out.rows.size), tau=out.tau, search="slope_split")
 
-
-def better_search(split, first):
-    """The slope split's result, with phase 1's point where that is better (its exact value lower) and the two
-    bundles joined; the larger of their lower bounds."""
-    import dataclasses
-    out = split
-    if first.upper_bound < split.upper_bound:
-        out = dataclasses.replace(out, intercept=first.intercept, coef=first.coef, lam=first.lam, s=first.s,
-                                  upper_bound=first.upper_bound)
-    if first.lower_bound > out.lower_bound:
-        out = dataclasses.replace(out, lower_bound=first.lower_bound, dual=first.dual)
-    return dataclasses.replace(out, bundle=unique_rows(concat_rows([split.bundle, first.bundle])),
-                               seconds=split.seconds + first.seconds, rounds=split.rounds + first.rounds,
-                               newton_steps=split.newton_steps + first.newton_steps,
-                               oracle_calls=split.oracle_calls + first.oracle_calls)
