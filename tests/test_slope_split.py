@@ -24,6 +24,7 @@ import pytest
 import scipy.sparse as sp
 
 import drokit as dk
+from drokit.conic.reformulations import slope_search as search_module
 from drokit.conic.reformulations import slope_split as ss
 from drokit.evaluation.lower_bound import FractionalRows, lagrangian_bound
 from drokit.evaluation.worst_case import lambda_floor
@@ -113,7 +114,7 @@ def test_derivatives_match_central_differences(case):
 def test_smoothed_objective_brackets_the_exact_one(case):
     """``F_grid <= F_tau <= F_grid + tau log(K prod a_l)`` per sample (log-sum-exps), ``F_grid <= F`` (tangents
     below ``L``); so ``F_tau - F <= tau log(K prod a_l)``, and for hinge (its two slopes are exact) also
-    ``F_tau >= F``, and ``F_tau -> F`` as ``tau -> 0``."""
+    ``F_tau >= F``, and ``F_tau -> F`` as ``tau -> 0`` (for logistic up to the grid's tangent error)."""
     di, oracle = bound(make(case))
     obj = ss.SlopeSplitObjective(di)
     rng = np.random.default_rng(2)
@@ -127,7 +128,10 @@ def test_smoothed_objective_brackets_the_exact_one(case):
             assert F_tau - F <= tau * spread + 1e-12
             if case[0] == "hinge":
                 assert F_tau >= F - 1e-12
-        assert abs(obj.value(theta, 1e-8, 0.0) - F) <= (1e-6 if case[0] == "hinge" else 2e-2)
+        # hinge: exact slopes; logistic: between grid margins u_k a tangent is below L by at most L'' du^2 / 8
+        # (L'' <= 1/4), du the grid's spacing (the 33 margins over [-32, 32], the reach where L' meets its ends)
+        du = 64.0 / (ss.GRID_SIZE - 1)
+        assert abs(obj.value(theta, 1e-8, 0.0) - F) <= (1e-6 if case[0] == "hinge" else 0.25 * du ** 2 / 8)
 
 
 @pytest.mark.parametrize("case", CASES, ids=case_id)
@@ -139,7 +143,7 @@ def test_fractional_dual_bound_is_below_the_optimum(case):
     obj = ss.SlopeSplitObjective(di)
     rng = np.random.default_rng(3)
     points = [(random_theta(obj, rng), tau) for tau in (0.3, 1e-3)]
-    search = ss.slope_split_search(di, oracle, tau_min=1e-3)
+    search = search_module.slope_split_search(di, oracle, tau_min=1e-3)
     best = np.concatenate([[search.intercept] if di.fit_intercept else [], search.coef, [search.lam]])
     points.append((best, 1e-4))
     finite = 0
@@ -152,7 +156,7 @@ def test_fractional_dual_bound_is_below_the_optimum(case):
         finite += np.isfinite(value)
     assert finite >= 1
     # the search's own bound (its slopes refined at the active margins) is close: a repair that broke it shows here
-    certifying = ss.slope_split_search(di, oracle, tau_min=1e-4, certify_tol=1e-6)
+    certifying = search_module.slope_split_search(di, oracle, tau_min=1e-4, certify_tol=1e-6)
     assert opt - 1e-2 * max(1.0, abs(opt)) <= certifying.lower_bound <= opt + 1e-9 * max(1.0, abs(opt))
 
 
@@ -163,7 +167,7 @@ def test_doctored_fractional_rows_break_weak_duality():
     inst = make(CASES[0])
     opt = inst.reference
     di, oracle = bound(inst)
-    search = ss.slope_split_search(di, oracle, tau_min=1e-5, certify_tol=1e-6)
+    search = search_module.slope_split_search(di, oracle, tau_min=1e-5, certify_tol=1e-6)
     theta = np.concatenate([[search.intercept], search.coef, [search.lam]])
     rows, mass, slopes = search.objective.dual_point(theta, search.tau)
     honest = lagrangian_bound(di, rows, mass, slopes).value
@@ -178,11 +182,11 @@ def test_search_upper_bound_is_an_exact_risk_near_the_optimum(case):
     inst = make(case)
     opt = inst.reference
     di, oracle = bound(inst)
-    out = ss.slope_split_search(di, oracle, tau_min=1e-4, certify_tol=1e-6)
+    out = search_module.slope_split_search(di, oracle, tau_min=1e-4, certify_tol=1e-6)
     risk = inst.reference_risk(out.intercept, out.coef)     # min over lambda: at most the value at out.lam
     scale = max(1.0, abs(opt))
     assert opt - 1e-7 * scale <= risk <= out.upper_bound + 1e-8 * scale
-    assert out.upper_bound <= opt + 1e-3 * scale
+    assert out.upper_bound <= opt + 1e-2 * scale     # a start for the masters (30 Newton steps per temperature)
     assert out.lower_bound <= opt + 1e-9 * scale
     assert out.lam >= lambda_floor(di, out.coef) - 1e-12
     if out.certified:

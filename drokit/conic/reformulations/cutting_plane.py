@@ -67,7 +67,7 @@ from .barrier_master import barrier_master
 from .budget_cuts import BudgetCuts, budget_cuts_apply, budget_cuts_from_rows, unique_budget_cuts, weight_classes
 from .dual import build_dual_program
 from .phase_one import phase_one, phase_one_applies
-from .slope_split import slope_split_phase_one, use_slope_split
+from .slope_search import slope_split_phase_one, use_slope_split
 
 
 @dataclass
@@ -110,8 +110,8 @@ class CuttingPlaneOptions:
     structured_master: bool = True
     #: phase 1's search (with ``phase_one=True``): ``"phase_one"`` (:mod:`.phase_one`, smoothing over a working set
     #: of rows the oracle grows), ``"slope_split"`` (:mod:`.slope_split`, smoothing over every configuration through
-    #: the separable categorical cost; needs ``p = 1`` there) or ``"auto"`` (slope split from
-    #: ``slope_split.WIDE_FEATURES`` mutable categorical features on, where phase 1's working set churns)
+    #: the separable categorical cost; needs ``p = 1`` there) or ``"auto"`` (the slope split
+    #: after an unconverged phase 1 on wide data with many weight classes, :func:`.slope_search.use_slope_split`)
     search: str = "auto"
     verbose: bool = False
 
