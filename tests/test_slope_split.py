@@ -260,3 +260,22 @@ def test_search_option_is_checked():
     p2 = dataclasses.replace(inst, cat_p=2.0)
     with pytest.raises(dk.ParameterError, match="search='slope_split' does not apply.*p != 1"):
         fit(p2, search="slope_split")
+
+
+def test_ordinal_level_costs_and_sample_weights():
+    """Level costs ``delta_l U_l(v, v')`` (an ordinal feature, rank distance) and sample weights enter the split's
+    costs and masses: the fit searched by it equals the reference (which repeats the weighted rows)."""
+    base = make(CASES[0])
+    inst = dataclasses.replace(base, ordinal=(1,), sample_weight=np.array([1, 2, 1, 3, 1, 1, 2, 1, 1, 1, 2, 1]))
+    opt = inst.reference
+    problem = dk.Problem(loss=inst.loss_object(), ambiguity=dk.Wasserstein(inst.metric(), radius=inst.radius),
+                         task=inst.task)
+    di = problem.bind(inst.frame(), inst.y.copy(), sample_weight=inst.sample_weight).fitting_view()
+    split = search_module.slope_split_search(di, make_oracle(di, "dp"), tau_min=1e-4, certify_tol=1e-6)
+    assert np.isfinite(split.lower_bound) and split.lower_bound <= opt + 1e-9 * max(1.0, abs(opt))
+    assert opt - 1e-7 <= split.upper_bound <= opt + 1e-2
+    res = problem.compile(inst.frame(), inst.y.copy(), "cutting_plane", sample_weight=inst.sample_weight).solve(
+        method_options={"search": "slope_split"})
+    assert res.status == "optimal"
+    assert res.objective == pytest.approx(opt, abs=1e-6 * max(1.0, abs(opt)))
+    assert res.lower_bound <= opt + 1e-9 * max(1.0, abs(opt))
