@@ -383,7 +383,7 @@ def barrier_master(inst: DROInstance, oracle, rows: ConfigurationRows, intercept
             break
         # the dual point: term weights mu w_r / p_n (sum to ~1 per sample on the central path)
         weight = mu * w / master.p[master.segment]
-        bound = lagrangian_bound(inst, *master.row_dual(weight, slope))
+        bound = lagrangian_bound(inst, *master.row_dual(weight, slope), bvls=False)
         moved = False
         if lower < bound.value <= upper + 1e-9 * max(1.0, abs(upper)):       # above upper: wrongly evaluated
             moved = bound.value - lower > 0.01 * tol * max(abs(upper), GAP_FLOOR)
