@@ -339,6 +339,7 @@ def barrier_master(inst: DROInstance, oracle, rows: ConfigurationRows, intercept
     from ...evaluation.worst_case import lambda_floor
     t0 = time.perf_counter()
     N = inst.n_samples
+    tangent_loss = bool(getattr(inst.loss, "outer_approximation", False))
     zeros = np.zeros(N)
     offset, dim, free, cone = parameter_layout(inst)
     fixed = np.setdiff1d(np.arange(dim - 1), free)
@@ -383,9 +384,11 @@ def barrier_master(inst: DROInstance, oracle, rows: ConfigurationRows, intercept
             break
         # the dual point: term weights mu w_r / p_n (sum to ~1 per sample on the central path)
         weight = mu * w / master.p[master.segment]
-        # without the repair's BVLS last resort: at ~1,000 rows it took 0.5-1 s a call and did not close the bound
-        # where the others failed (sun2025 cylinder-bands, 1 decimal, rho 0.9: 10.3 s of an 11.6 s master that gave up)
-        bound = lagrangian_bound(inst, *master.row_dual(weight, slope), bvls=False)
+        # the repair's BVLS last resort only for a loss compiled by tangents, whose conic masters are slow (a sympy
+        # smooth hinge on hepatitis: certified here with it, 39-75 s through tangent masters without); elsewhere it
+        # took 0.5-1 s a call near 1,000 rows without closing the bound (sun2025 cylinder-bands, 1 decimal, rho 0.9:
+        # 10.3 s of an 11.6 s master that gave up; the conic masters then certify in 5 rounds)
+        bound = lagrangian_bound(inst, *master.row_dual(weight, slope), bvls=tangent_loss)
         moved = False
         if lower < bound.value <= upper + 1e-9 * max(1.0, abs(upper)):       # above upper: wrongly evaluated
             moved = bound.value - lower > 0.01 * tol * max(abs(upper), GAP_FLOOR)
