@@ -26,6 +26,7 @@ import scipy.sparse as sp
 import drokit as dk
 from drokit.conic.reformulations import slope_search as search_module
 from drokit.conic.reformulations import slope_split as ss
+from drokit.conic.reformulations.row_terms import split_theta
 from drokit.evaluation.lower_bound import FractionalRows, lagrangian_bound
 from drokit.evaluation.worst_case import lambda_floor
 from drokit.oracles import make_oracle
@@ -84,7 +85,7 @@ def random_theta(obj: ss.SlopeSplitObjective, rng) -> np.ndarray:
 
 def exact_objective(di, oracle, theta: np.ndarray, obj: ss.SlopeSplitObjective) -> float:
     """``lam eps + sum_n p_n max_k (l_k - lam c_k)`` at ``theta`` (the oracle's exact maxima)."""
-    intercept, coef, lam = obj._split(theta)
+    intercept, coef, lam = split_theta(di, theta)
     sep = oracle.separate(intercept, coef, lam, np.zeros(di.n_samples))
     return float(lam * di.radius + di.p @ sep.violation)
 

@@ -57,14 +57,6 @@ class SeparationOracle:
         return float(lam_ * radius + self.inst.p @ sep.violation)
 
 
-def nominal_scores(inst: "DROInstance", intercept: float, coef: np.ndarray) -> np.ndarray:
-    """``f(x_n, z_n) = beta_0 + beta_x' x_n + sum_l w_l(z_nl)`` per sample, by lookups
-    (:meth:`~drokit.schema.FeatureSchema.level_scores`): no nominal design kept by the oracles (1,000,000 x 55
-    in CSR: 250 MB)."""
-    coef = np.asarray(coef, dtype=float)
-    return inst.data.X @ coef[:inst.n_numerical] + inst.schema.level_scores(inst.data.Z, coef) + intercept
-
-
 def _candidate_values(inst: "DROInstance", f0: np.ndarray, extremes: Sequence[np.ndarray], distance: np.ndarray,
                       lam: float, s: np.ndarray, reachable: np.ndarray | None):
     """Per label family and extreme ``e``: ``(family, e, values)``, ``values`` the ``(N, B)`` table of

@@ -43,7 +43,7 @@ from typing import List, Tuple
 import numpy as np
 
 from ..models.instance import DROInstance
-from .base import (NEAR_LIMIT, Separation, SeparationOracle, best_over_budgets, configuration_rows, nominal_scores,
+from .base import (NEAR_LIMIT, Separation, SeparationOracle, best_over_budgets, configuration_rows,
                    near_over_budgets, one_row_per_sample)
 from .lattice import MAX_BUDGETS, budget_lattice, layer_costs, round_budgets
 
@@ -236,7 +236,7 @@ class DPOracle(SeparationOracle):
         candidates within ``near_margin`` of the maximum (:func:`~.base.near_over_budgets`)."""
         coef = np.asarray(coef, dtype=float)
         s = np.asarray(s, dtype=float)
-        f0 = nominal_scores(self.inst, intercept, coef)
+        f0 = self.inst.scores(intercept, coef)
         extremes, paths = self.extreme_gains(coef)
         violation, j, which, flip = best_over_budgets(self.inst, f0, extremes, self.distance,
                                                       lam, s, self.reachable)

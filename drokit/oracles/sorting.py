@@ -43,7 +43,7 @@ import numpy as np
 
 from ..exceptions import ParameterError
 from ..models.instance import DROInstance
-from .base import (NEAR_LIMIT, Separation, SeparationOracle, best_over_budgets, nominal_scores,
+from .base import (NEAR_LIMIT, Separation, SeparationOracle, best_over_budgets,
                    one_row_per_sample)
 
 #: relative tolerance under which mutable weights count as equal
@@ -143,7 +143,7 @@ class SortingOracle(SeparationOracle):
     def separate(self, intercept, coef, lam, s, near_margin: float = 0.0, near_limit: int = NEAR_LIMIT) -> Separation:
         """Most violated row per sample (``near_margin`` and ``near_limit`` are ignored: one row per sample)."""
         coef = np.asarray(coef, dtype=float)
-        f0 = nominal_scores(self.inst, intercept, coef)
+        f0 = self.inst.scores(intercept, coef)
         up, up_level, down, down_level = self._gains(coef)
         prefixes = (self._prefix(up, 1.0), self._prefix(down, -1.0))
         violation, c, which, flip = best_over_budgets(self.inst, f0, [totals for totals, _ in prefixes],

@@ -48,7 +48,7 @@ import numpy as np
 from ...models.instance import DROInstance
 from ...oracles.enumeration import (ConfigurationRows, concat_rows, enumerate_configurations,
                                     take_rows, unique_rows)
-from .row_terms import ConeBarrier, RowTerms, parameter_layout
+from .row_terms import ConeBarrier, RowTerms, parameter_layout, split_theta
 
 
 @dataclass
@@ -241,6 +241,17 @@ def _newton(master: _SmoothedMaster, theta: np.ndarray, tau: float, mu: float,
     return theta, steps
 
 
+def exact_objective(inst: DROInstance, oracle, theta: np.ndarray):
+    """``(F(theta), separation)``: the exact objective ``lam' eps + sum_n p_n max_k (l_k - lam' c_k)`` at
+    ``lam' = max(lambda, lambda_min(beta))`` (a feasible point, so an upper bound on the optimum) and the oracle's
+    separation there (every sample's maximizing row, at ``s = 0``)."""
+    from ...evaluation.worst_case import lambda_floor
+    intercept, coef, lam = split_theta(inst, theta)
+    lam = max(lam, lambda_floor(inst, coef))
+    sep = oracle.separate(intercept, coef, lam, np.zeros(inst.n_samples))
+    return float(lam * inst.radius + inst.p @ sep.violation), sep
+
+
 def phase_one(inst: DROInstance, oracle, *, tau0: float = 1e-1, tau_min: float = 1e-4,
               margin: float = 1e-2, max_solves: int = 60, prox: float = 1.0,
               inexact: float = INEXACT, floor_solves: int = FLOOR_SOLVES,
@@ -266,19 +277,10 @@ def phase_one(inst: DROInstance, oracle, *, tau0: float = 1e-1, tau_min: float =
     from ...evaluation.lower_bound import lagrangian_bound
     from ...evaluation.worst_case import lambda_floor
     t0 = time.perf_counter()
-    N = inst.n_samples
-    zeros = np.zeros(N)
-    offset, dim, free, barrier = parameter_layout(inst)
-
-    def split(theta_):
-        intercept = float(theta_[0]) if inst.fit_intercept else 0.0
-        return intercept, theta_[offset:-1], float(theta_[-1])
+    _, dim, free, barrier = parameter_layout(inst)
 
     def exact(theta_):
-        intercept, coef, lam = split(theta_)
-        lam = max(lam, lambda_floor(inst, coef))
-        sep = oracle.separate(intercept, coef, lam, zeros)
-        return float(lam * inst.radius + inst.p @ sep.violation), sep
+        return exact_objective(inst, oracle, theta_)
 
     theta = np.zeros(dim)
     theta[-1] = 2.0 * (float(inst.loss.lipschitz) + barrier.lam0)   # beta = 0: strictly feasible
@@ -345,7 +347,7 @@ def phase_one(inst: DROInstance, oracle, *, tau0: float = 1e-1, tau_min: float =
         # center from (without it, synthetic N = 1,000 kappa = inf fell back to the conic masters, 0.36 -> 2.3 s)
         tau = max(floor, tau * 0.1)
         unsettled = 0
-    intercept, coef, lam = split(best)
+    intercept, coef, lam = split_theta(inst, best)
     lam = max(lam, lambda_floor(inst, coef))
     # every row the oracle returned is in the master (new ones are added before any exit)
     working = master.rows

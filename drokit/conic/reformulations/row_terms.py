@@ -17,7 +17,7 @@ constraints on ``(beta_x, lambda)`` (the dual-norm cone ``lip ||Gamma^{-1} beta_
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Tuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -354,6 +354,13 @@ def parameter_layout(inst: DROInstance):
     limited = numerical[np.isfinite(gamma) & (gamma > 0)]
     cone = ConeBarrier(inst, offset + limited, float(inst.loss.lipschitz) / gamma[limited], dim)
     return offset, dim, np.setdiff1d(np.arange(dim), fixed), cone
+
+
+def split_theta(inst: DROInstance, theta: np.ndarray) -> Tuple[float, np.ndarray, float]:
+    """``(beta_0, beta, lambda)`` of ``theta`` in :func:`parameter_layout`'s order (``beta_0 = 0`` without an
+    intercept)."""
+    offset = 1 if inst.fit_intercept else 0
+    return (float(theta[0]) if offset else 0.0), theta[offset:-1], float(theta[-1])
 
 
 class TrustBox:

@@ -31,6 +31,7 @@ import numpy as np
 
 from ...models.instance import DROInstance
 from ...oracles.enumeration import ConfigurationRows, concat_rows, unique_rows
+from .row_terms import split_theta
 from .slope_split import GRID_SIZE, LOCAL_SLOPES, SlopeSplitObjective, slope_split_applies
 
 #: the cutting plane's default search falls back to this method (after an unconverged phase 1) on data this wide:
@@ -109,17 +110,12 @@ def slope_split_search(inst: DROInstance, oracle, *, tau0: float = 1e-1, tau_min
     from ...evaluation.lower_bound import lagrangian_bound
     from ...evaluation.worst_case import lambda_floor
     from ...oracles.enumeration import enumerate_configurations
-    from .phase_one import _newton
+    from .phase_one import _newton, exact_objective
     t0 = time.perf_counter()
     objective = SlopeSplitObjective(inst, grid_size)
-    N = inst.n_samples
-    zeros = np.zeros(N)
 
     def exact(theta_):
-        intercept_, coef_, lam_ = objective._split(theta_)
-        lam_ = max(lam_, lambda_floor(inst, coef_))
-        sep_ = oracle.separate(intercept_, coef_, lam_, zeros)
-        return float(lam_ * inst.radius + inst.p @ sep_.violation), sep_
+        return exact_objective(inst, oracle, theta_)
 
     theta = np.zeros(objective.dim)
     theta[-1] = 2.0 * (float(inst.loss.lipschitz) + objective.barrier.lam0)
@@ -157,7 +153,7 @@ def slope_split_search(inst: DROInstance, oracle, *, tau0: float = 1e-1, tau_min
             break
         objective.refine_slopes(theta, tau, np.sqrt(tau))
         tau *= 0.1
-    intercept, coef, lam = objective._split(best)
+    intercept, coef, lam = split_theta(inst, best)
     lam = max(lam, lambda_floor(inst, coef))
     dominant = objective.dominant_rows(best, best_tau)
     rows = unique_rows(concat_rows([enumerate_configurations(inst, nominal_only=True), best_sep.rows, dominant]))

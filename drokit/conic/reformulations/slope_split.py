@@ -49,6 +49,7 @@ The search that minimizes it, bounds it and hands over to the cutting plane's ma
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import List
 
 import numpy as np
@@ -56,7 +57,7 @@ import scipy.sparse as sp
 
 from ...models.instance import DROInstance
 from ...oracles.enumeration import ConfigurationRows
-from .row_terms import parameter_layout
+from .row_terms import parameter_layout, split_theta
 
 #: margins ``u`` of the slope grid of a smooth loss
 GRID_SIZE = 33
@@ -124,12 +125,12 @@ class _LevelGroup:
     def binary(self) -> bool:
         return self.cols.shape[1] == 2
 
-    @property
+    @cached_property
     def other_cost(self) -> np.ndarray:
         """Binary features: the cost of the other level ``(N, m)`` (the own level costs 0)."""
         return np.take_along_axis(self.cost, (1 - self.own)[:, :, None], axis=2)[:, :, 0]
 
-    @property
+    @cached_property
     def toward_one(self) -> np.ndarray:
         """Binary features: ``+1`` where the other level is level 1 (the one with a column), else ``-1``."""
         return 1.0 - 2.0 * self.own
@@ -194,15 +195,11 @@ class SlopeSplitObjective:
         return out
 
     # ----------------------------------------------------------------------------------------- pieces
-    def _split(self, theta: np.ndarray):
-        intercept = float(theta[0]) if self.inst.fit_intercept else 0.0
-        return intercept, theta[self.offset:-1], float(theta[-1])
-
     def _evaluate(self, theta: np.ndarray, tau: float, derivatives: bool):
         """``F_tau`` at ``theta``; with ``derivatives`` also the slope weights ``w`` (N, K), the level
         probabilities per group, the signed slopes ``alpha_nk sign_nk`` and the expected margins
         ``E_q[u]`` (N, K) of the (sample, slope) pairs."""
-        intercept, coef, lam = self._split(theta)
+        intercept, coef, lam = split_theta(self.inst, theta)
         margin = self.sigma * self.inst.scores(intercept, coef)                           # sigma_n f_n
         slope = self.alpha * self.sign                                                    # (N, K)
         # alpha_nk u_nk - L*(alpha_nk) - lambda kappa_nk, u_nk = sign_nk sigma_n f_n - r_n (a flip negates sigma)
