@@ -41,6 +41,7 @@ import drokit.conic.reformulations.barrier_master as bmm
 import drokit.conic.reformulations.cutting_plane as cp_module
 import drokit.evaluation.lower_bound as lb
 from drokit.conic.program import ConicProgram
+from drokit.conic.reformulations.level_max import LevelMaxColumns
 from drokit.conic.reformulations.phase_one import phase_one
 from drokit.conic.reformulations.row_terms import RowTerms, parameter_layout
 from drokit.evaluation.worst_case import lambda_floor
@@ -400,12 +401,17 @@ def test_barrier_master_called_directly_brackets_the_optimum(i):
     out = bmm.barrier_master(di, oracle, rows0, first.intercept, first.coef, first.lam, upper=first.upper_bound,
                              mu=first.tau / N, tol=1e-7)
     _check_barrier_result(inst, di, out, opt, "phase 1 start")
-    # and with every configuration row in the working set from the start (no rows to add)
+    # and with every configuration row in the working set from the start (no rows to add); with level-max
+    # columns (a feature of 3 levels) rows that differ only in a changed feature's level are one row
     every = enumerate_configurations(di)
-    out = bmm.barrier_master(di, oracle, every, first.intercept, first.coef, first.lam, upper=first.upper_bound,
-                             mu=first.tau / N, tol=1e-7)
-    _check_barrier_result(inst, di, out, opt, "every row")
-    assert out.rows.size == every.size
+    for level_max in (False, True):
+        out = bmm.barrier_master(di, oracle, every, first.intercept, first.coef, first.lam, upper=first.upper_bound,
+                                 mu=first.tau / N, tol=1e-7, level_max=level_max)
+        _check_barrier_result(inst, di, out, opt, f"every row, level_max={level_max}")
+        if level_max and LevelMaxColumns(di).active:
+            assert out.rows.size < every.size
+        else:
+            assert out.rows.size == every.size
 
 
 def test_barrier_master_direct_calls_certify_somewhere():

@@ -17,6 +17,7 @@ constraints on ``(beta_x, lambda)`` (the dual-norm cone ``lip ||Gamma^{-1} beta_
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Optional, Tuple
 
 import numpy as np
@@ -41,41 +42,61 @@ GATHER_FRACTION = 0.5
 GRAM_CHUNK = 131_072
 
 
-def dense_row_design(inst: DROInstance, rows: ConfigurationRows, rep: Optional[np.ndarray] = None) -> np.ndarray:
+@dataclass(frozen=True)
+class CodeLayout:
+    """Where the dummy columns of categorical codes sit: ``levels`` per feature (codes ``0..levels - 1``, 0 the
+    reference level without a column), each feature's block start inside the dummy columns, and the encoded
+    width (numerical columns first).  :meth:`of` gives the schema's; :mod:`.level_max` extends it."""
+
+    levels: np.ndarray
+    dummy_offsets: np.ndarray
+    n_encoded: int
+
+    @staticmethod
+    def of(inst: DROInstance) -> "CodeLayout":
+        schema = inst.schema
+        return CodeLayout(np.asarray(schema.levels, dtype=int), schema.dummy_offsets(), int(schema.n_encoded))
+
+
+def dense_row_design(inst: DROInstance, rows: ConfigurationRows, rep: Optional[np.ndarray] = None,
+                     layout: Optional[CodeLayout] = None) -> np.ndarray:
     """``[1, x_{n_k}, dummies(z_k)]`` per row (the leading 1 with an intercept) as a dense array, written in
     place (the same matrix as :func:`.dual.row_design`, without scipy.sparse); ``rep``: the rows to repeat, in
-    order (one term per loss piece)."""
+    order (one term per loss piece); ``layout``: the codes' columns (default: the schema's)."""
+    layout = CodeLayout.of(inst) if layout is None else layout
     sample, Z = (rows.sample, rows.Z) if rep is None else (rows.sample[rep], rows.Z[rep])
     offset = int(inst.fit_intercept)
     n_num = inst.n_numerical
-    out = np.zeros((sample.size, offset + inst.schema.n_encoded))
+    out = np.zeros((sample.size, offset + layout.n_encoded))
     if offset:
         out[:, 0] = 1.0
     out[:, offset:offset + n_num] = inst.data.X[sample]
     if Z.shape[1]:
-        cols = offset + n_num + inst.schema.dummy_offsets()[None, :] + Z - 1    # code c > 0 -> offset + c - 1
+        cols = offset + n_num + layout.dummy_offsets[None, :] + Z - 1    # code c > 0 -> offset + c - 1
         k, l = np.nonzero(Z > 0)
         out[k, cols[k, l]] = 1.0
     return out
 
 
-def csr_row_design(inst: DROInstance, rows: ConfigurationRows, rep: Optional[np.ndarray] = None) -> sp.csr_matrix:
+def csr_row_design(inst: DROInstance, rows: ConfigurationRows, rep: Optional[np.ndarray] = None,
+                   layout: Optional[CodeLayout] = None) -> sp.csr_matrix:
     """The matrix of :func:`dense_row_design` in CSR form, its arrays written directly (the columns of a row --
     intercept, numerical features, one dummy per categorical feature not at its reference level -- are already in
     order): no COO conversion and no horizontal stacking, which were 10-15 s of a fit at 1,000,000 samples (a
     2,300,000-row working set).  Written :data:`GRAM_CHUNK` rows at a time into arrays allocated once, with 32-bit
     indices when they fit: the full-width intermediates took three times the matrix's memory."""
+    layout = CodeLayout.of(inst) if layout is None else layout
     sample, Z = (rows.sample, rows.Z) if rep is None else (rows.sample[rep], rows.Z[rep])
     K, offset, n_num = sample.size, int(inst.fit_intercept), inst.n_numerical
     lead = offset + n_num
-    n_cols = offset + inst.schema.n_encoded
+    n_cols = offset + layout.n_encoded
     counts = lead + (Z > 0).sum(axis=1) if Z.shape[1] else np.full(K, lead)
     indptr = np.zeros(K + 1, dtype=np.int64)
     np.cumsum(counts, out=indptr[1:])
     index = np.int32 if max(int(indptr[-1]), n_cols) < 2 ** 31 - 1 else np.int64
     data = np.empty(int(indptr[-1]))
     indices = np.empty(int(indptr[-1]), dtype=index)
-    dummy_cols = lead + inst.schema.dummy_offsets()[None, :] - 1           # code c > 0 -> its column
+    dummy_cols = lead + layout.dummy_offsets[None, :] - 1                  # code c > 0 -> its column
     for begin in range(0, K, GRAM_CHUNK):
         end = min(K, begin + GRAM_CHUNK)
         cols = np.empty((end - begin, lead + Z.shape[1]), dtype=index)
@@ -114,11 +135,13 @@ def sparse_gram(A: sp.csr_matrix, root: np.ndarray, chunk: Optional[int] = None)
 class RowTerms:
     """The terms ``v_r(theta)`` of a working set of rows, sorted by sample (module docstring)."""
 
-    def __init__(self, inst: DROInstance, rows: ConfigurationRows):
+    def __init__(self, inst: DROInstance, rows: ConfigurationRows, layout: Optional[CodeLayout] = None):
         self.inst = inst
+        layout = CodeLayout.of(inst) if layout is None else layout
+        self.layout = layout
         rows = take_rows(rows, np.argsort(rows.sample, kind="stable"))
         self.rows = rows
-        self.index = RowIndex(rows, inst.n_samples, inst.schema.levels)
+        self.index = RowIndex(rows, inst.n_samples, layout.levels)
         sigma, shift = inst.row_signs(rows.sample, rows.flip)
         pieces = inst.loss.pieces
         if pieces is None:
@@ -130,14 +153,14 @@ class RowTerms:
             self.slope = np.tile(a, rows.size)
             self.offset = np.tile(b, rows.size)
         n_terms = rows.size * (1 if pieces is None else len(pieces[0]))
-        self.n_columns = int(inst.fit_intercept) + inst.schema.n_encoded
+        self.n_columns = int(inst.fit_intercept) + layout.n_encoded
         # dense when small: each Newton step's products are then BLAS calls, not scipy.sparse constructions
         # (balance-scale, unit weights: phase 1 was 80 % of a 0.1 s fit, mostly in scipy.sparse overhead);
         # built directly, not through a sparse design (0.25 s of 0.35 s per working set at N = 100,000)
         if n_terms * (self.n_columns + 1) <= DENSE_TERMS_LIMIT:
-            self.A, self.dense = None, dense_row_design(inst, rows, rep)
+            self.A, self.dense = None, dense_row_design(inst, rows, rep, layout)
         else:
-            self.A, self.dense = csr_row_design(inst, rows, rep), None
+            self.A, self.dense = csr_row_design(inst, rows, rep, layout), None
         rep = np.arange(rows.size) if rep is None else rep
         self.sigma, self.shift, self.cost = sigma[rep], shift[rep], rows.cost[rep]
         self.sample = rows.sample[rep]
