@@ -168,11 +168,12 @@ SOLVERS_WITHOUT_MASTER = ("phase_one", "barrier_master")
 
 
 class Recorder:
-    """Wraps ``barrier_master`` and ``phase_one`` in the cutting plane's namespace and keeps their results."""
+    """Wraps ``structured_master`` (the barrier master, and again with level-max columns where it gave up) and
+    ``phase_one`` in the cutting plane's namespace and keeps their results."""
 
     def __init__(self, mp: pytest.MonkeyPatch):
         self.barrier, self.phase_one = [], []
-        real_bm, real_p1 = cp_module.barrier_master, cp_module.phase_one
+        real_bm, real_p1 = cp_module.structured_master, cp_module.phase_one
 
         def barrier(*args, **kwargs):
             out = real_bm(*args, **kwargs)
@@ -184,7 +185,7 @@ class Recorder:
             self.phase_one.append(out)
             return out
 
-        mp.setattr(cp_module, "barrier_master", barrier)
+        mp.setattr(cp_module, "structured_master", barrier)
         mp.setattr(cp_module, "phase_one", first)
 
     def path(self, res) -> str:

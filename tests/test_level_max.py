@@ -302,7 +302,7 @@ def test_barrier_master_with_level_max_certifies_most_cases():
         first = phase_one(di, oracle)
         rows0 = unique_rows(concat_rows([enumerate_configurations(di, nominal_only=True), first.bundle]))
         out = bmm.barrier_master(di, oracle, rows0, first.intercept, first.coef, first.lam, upper=first.upper_bound,
-                                 mu=first.tau / di.n_samples, tol=1e-7)
+                                 mu=first.tau / di.n_samples, tol=1e-7, level_max=True)
         if out.certified:
             certified += 1
             assert abs(out.upper_bound - opt) <= 1e-7 * scale(opt)
@@ -336,7 +336,7 @@ def test_wrong_level_distributions_stay_valid_but_lose_tightness(monkeypatch):
         first = phase_one(di, oracle)
         rows0 = unique_rows(concat_rows([enumerate_configurations(di, nominal_only=True), first.bundle]))
         out = bmm.barrier_master(di, oracle, rows0, first.intercept, first.coef, first.lam, upper=first.upper_bound,
-                                 mu=first.tau / di.n_samples, tol=1e-7)
+                                 mu=first.tau / di.n_samples, tol=1e-7, level_max=True)
         assert out.lower_bound <= opt + BOUND_RTOL * scale(opt)
         loose += not out.certified
     assert loose >= 5, loose
@@ -364,7 +364,61 @@ def test_swapped_directions_are_caught(monkeypatch):
         first = phase_one(di, oracle)
         rows0 = unique_rows(concat_rows([enumerate_configurations(di, nominal_only=True), first.bundle]))
         out = bmm.barrier_master(di, oracle, rows0, first.intercept, first.coef, first.lam, upper=first.upper_bound,
-                                 mu=first.tau / di.n_samples, tol=1e-7)
+                                 mu=first.tau / di.n_samples, tol=1e-7, level_max=True)
         assert out.lower_bound <= opt + BOUND_RTOL * scale(opt)
         uncertified += not out.certified
     assert uncertified >= 1, uncertified
+
+
+# ------------------------------------------------------------------------------------------ the fallback
+def test_structured_master_retries_with_level_max_columns_where_plain_rows_give_up(monkeypatch):
+    """``structured_master``: plain rows first; when they give up (forced here by a one-step budget), the retry with
+    level-max columns starts again from phase 1's point and rows, and the merged result keeps the better point, the
+    better bound with its own dual point, and the work of both."""
+    import drokit.conic.reformulations.structured_master as sm
+    calls = []
+    real = sm.barrier_master
+
+    def budgeted(*args, level_max=False, **kwargs):
+        out = real(*args, level_max=level_max, **(kwargs if level_max else {**kwargs, "max_steps": 1}))
+        calls.append((level_max, out))
+        return out
+
+    monkeypatch.setattr(sm, "barrier_master", budgeted)
+    retried = 0
+    for seed in SEEDS[:8]:
+        inst, di, oracle, opt, _ = case(seed)
+        first = phase_one(di, oracle)
+        rows0 = unique_rows(concat_rows([enumerate_configurations(di, nominal_only=True), first.bundle]))
+        calls.clear()
+        out = sm.structured_master(di, oracle, rows0, first, tol=1e-7)
+        plain = calls[0][1]
+        assert calls[0][0] is False and not plain.certified
+        assert len(calls) == 2 and calls[1][0] is True
+        retry = calls[1][1]
+        retried += retry.certified
+        assert out.certified == retry.certified
+        assert out.upper_bound == min(plain.upper_bound, retry.upper_bound)
+        assert out.lower_bound == max(plain.lower_bound, retry.lower_bound)
+        assert out.dual is None or out.dual.value == out.lower_bound
+        assert out.newton_steps == plain.newton_steps + retry.newton_steps
+        assert out.oracle_calls == plain.oracle_calls + retry.oracle_calls
+        assert out.lower_bound <= min(opt, exact_risk(inst, out.intercept, out.coef)) + BOUND_RTOL * scale(opt)
+    assert retried >= 4, retried
+
+
+def test_structured_master_without_multi_level_features_runs_once(monkeypatch):
+    """Binary categorical features only: no level-max retry, whatever the plain master does."""
+    import drokit.conic.reformulations.structured_master as sm
+    inst = draw(0)
+    Z = (inst.Z > 0).astype(int)
+    inst = fz.Instance(**{**inst.__dict__, "Z": Z, "levels": tuple(2 for _ in inst.levels)})
+    di = problem(inst).bind(inst.frame(), inst.y.copy()).fitting_view()
+    oracle = make_oracle(di, "dp")
+    calls = []
+    real = sm.barrier_master
+    monkeypatch.setattr(sm, "barrier_master", lambda *a, **k: calls.append(k.get("level_max", False)) or
+                        real(*a, **{**k, "max_steps": 1}))
+    first = phase_one(di, oracle)
+    sm.structured_master(di, oracle, enumerate_configurations(di, nominal_only=True), first, tol=1e-7)
+    assert calls == [False]

@@ -111,11 +111,6 @@ MU_MIN = 1e-14
 #: safeguarded Newton iterations of :meth:`_EpigraphBarrier.epigraph` at most (it stops when ``t`` moves by less
 #: than 1e-13 relative; Newton from the left end of the bracket converges in a handful)
 EPIGRAPH_ITERATIONS = 60
-#: rows follow each multi-level feature's best level through shared ``m`` columns (:mod:`.level_max`).  Census-like
-#: data (32,561 rows, 8 categorical features of 2-42 levels), kappa = inf, radius 0.1: without them the centering
-#: wandered to a point of value 0.648 (optimum 0.5306) and the oracle returned 9,497 new rows; the barrier master
-#: gave up and four Clarabel masters took 36 s of a 45 s fit.  With them it certifies in 3 centerings, 2.2 s
-LEVEL_MAX = True
 #: terms with a weight ``mu w_r`` below this times ``p_n`` are left out of the loss-curvature Gram product
 CURVATURE_DROP = 1e-12
 
@@ -342,7 +337,7 @@ def _center(master: _EpigraphBarrier, theta: np.ndarray, mu: float, budget: int)
 def barrier_master(inst: DROInstance, oracle, rows: ConfigurationRows, intercept: float, coef: np.ndarray,
                    lam: float, *, upper: float, mu: float, tol: float = 1e-7, accept: Optional[float] = None,
                    max_steps: int = MAX_STEPS, log: Optional[Callable[[str], None]] = None,
-                   control=None, level_max: Optional[bool] = None) -> BarrierMasterResult:
+                   control=None, level_max: bool = False) -> BarrierMasterResult:
     """Solve the restricted master from the point ``(intercept, coef, lam)`` (exact value ``upper``) with the
     rows ``rows``, adding the oracle's maximizers, until the certificate's gap is at most
     ``tol max(|upper|, GAP_FLOOR)`` (module docstring).  ``mu``: the first barrier weight; from phase 1 at temperature ``tau``, ``tau / N`` (a
@@ -361,7 +356,9 @@ def barrier_master(inst: DROInstance, oracle, rows: ConfigurationRows, intercept
     interrupt arrived.
 
     ``level_max``: rows follow each multi-level feature's best level (:mod:`.level_max`) where the categorical
-    cost is the mismatch cost (default :data:`LEVEL_MAX`)."""
+    cost is the mismatch cost.  Census-like data (32,561 rows, 8 categorical features of 2-42 levels), kappa = inf,
+    radius 0.1: without them the centering wandered to a point of value 0.648 (optimum 0.5306), the oracle returned
+    9,497 new rows and the method gave up; with them it certifies in 3 centerings, 2.2 s."""
     from ...evaluation.lower_bound import lagrangian_bound
     from ...evaluation.worst_case import lambda_floor
     t0 = time.perf_counter()
@@ -370,7 +367,7 @@ def barrier_master(inst: DROInstance, oracle, rows: ConfigurationRows, intercept
     zeros = np.zeros(N)
     offset, dim, free, cone = parameter_layout(inst)
     fixed = np.setdiff1d(np.arange(dim - 1), free)
-    space = LevelMaxColumns(inst) if (LEVEL_MAX if level_max is None else level_max) else None
+    space = LevelMaxColumns(inst) if level_max else None
     space = space if space is not None and space.active else None
     if space is not None:          # theta = (extended parameters, lambda): the m columns of .level_max
         real_free = free[free < dim - 1]

@@ -63,7 +63,7 @@ from ...oracles.enumeration import (ConfigurationRows, concat_rows, enumerate_co
 from ...solvers.base import solve_with_retries
 from ...run_control import RunControl, estimate_rest
 from ..program import ConicProgram
-from .barrier_master import barrier_master
+from .structured_master import structured_master
 from .budget_cuts import BudgetCuts, budget_cuts_apply, budget_cuts_from_rows, unique_budget_cuts, weight_classes
 from .dual import build_dual_program
 from .phase_one import phase_one, phase_one_applies
@@ -270,9 +270,8 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
         # as before, cost 2-3 more centerings in which only the lower bound's repair moved (synthetic 10 + 10,
         # N = 100,000: 7.2 / 9.1 / 6.5 / 9.3 s -> 6.1 / 7.6 / 4.6 / 7.5 s; the gaps reached are 1e-7 to 3e-7)
         rows0 = unique_rows(concat_rows([work, first.bundle]))
-        structured = barrier_master(inst, oracle, rows0, first.intercept, first.coef, first.lam,
-                                    upper=first.upper_bound, mu=first.tau / inst.n_samples, tol=options.gap_tol,
-                                    log=method_log, control=control)
+        structured = structured_master(inst, oracle, rows0, first, tol=options.gap_tol, log=method_log,
+                                       control=control)
         phase_one_time += structured.seconds
         control.record("barrier master", "barrier_master", {}, "certified" if structured.certified else "not_certified",
                        "certified" if structured.certified else "gave up", structured.seconds, structured.newton_steps)
