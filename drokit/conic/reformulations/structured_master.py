@@ -16,8 +16,13 @@ import dataclasses
 from typing import Callable, Optional
 
 from ...models.instance import DROInstance
-from .barrier_master import BarrierMasterResult, barrier_master
+from .barrier_master import MAX_RESTARTS, BarrierMasterResult, barrier_master
 from .level_max import level_max_features
+
+#: restarts of the plain attempt where the level-max retry follows (a batch of new rows of more than a tenth of the
+#: samples is the sign of churn between levels, which the retry handles): census-like, kappa = inf, radius 0.01,
+#: the plain attempt restarted once and gave up after 40 more Newton steps
+PLAIN_RESTARTS = 0
 
 
 def structured_master(inst: DROInstance, oracle, rows, first, *, tol: float,
@@ -27,9 +32,11 @@ def structured_master(inst: DROInstance, oracle, rows, first, *, tol: float,
     Returns one :class:`~.barrier_master.BarrierMasterResult`: the better point, the better certified lower bound
     with its dual point, and the work of both attempts."""
     mu = first.tau / inst.n_samples
+    fallback = level_max_features(inst).size > 0
     plain = barrier_master(inst, oracle, rows, first.intercept, first.coef, first.lam, upper=first.upper_bound,
-                           mu=mu, tol=tol, log=log, control=control)
-    if plain.certified or not level_max_features(inst).size or (control is not None and control.should_stop()):
+                           mu=mu, tol=tol, log=log, control=control,
+                           max_restarts=PLAIN_RESTARTS if fallback else MAX_RESTARTS)
+    if plain.certified or not fallback or (control is not None and control.should_stop()):
         return plain
     if log is not None:
         log("barrier master: again with level-max columns, from phase 1's point and rows")
