@@ -52,7 +52,8 @@ import scipy.sparse as sp
 
 from ..losses.conjugate import conjugate, slope_domain
 from ..models.instance import DROInstance
-from ..oracles.enumeration import ConfigurationRows, concat_rows, enumerate_configurations, take_rows, unique_rows
+from ..oracles.enumeration import (ConfigurationRows, FractionalRows, concat_rows, enumerate_configurations,  # noqa: F401
+                                   take_rows, unique_rows)
 
 #: the multiplier program looks for KKT multipliers among the rows within these relative distances of their
 #: sample's maximum at the model, wider while the bound is not tight: a model optimal to a solver's tolerance
@@ -72,28 +73,6 @@ SMOOTH_BAND = 1e-3
 KINK_RTOL = 1e-7
 #: rows with less mass than this times their sample's ``p_n`` leave a dual point (:func:`_with_every_sample`)
 MASS_DROP = 1e-15
-
-
-@dataclass
-class FractionalRows:
-    """Rows that are *distributions* over configurations of one sample (a product of level distributions, e.g.
-    the smoothed dual point of :mod:`drokit.conic.reformulations.slope_split`): their encoded row ``a_k`` is the
-    expected one, ``matrix`` (K, len(theta) without lambda), and ``cost`` the expected transport cost.  A
-    Lagrangian term ``m_k (alpha_k u_k - L*(alpha_k) - lambda c_k)`` of such a row is the mean of the same term
-    over its configurations, each below ``L(u) - lambda c`` (Fenchel), so it enters the bound like a configuration
-    row: ``u`` and ``c`` are linear in the distribution."""
-
-    sample: np.ndarray      # (K,) int
-    flip: np.ndarray        # (K,) bool
-    cost: np.ndarray        # (K,)
-    matrix: sp.csr_matrix   # (K, n_theta) expected encoded rows [1, x_n, E dummies]
-
-    @property
-    def size(self) -> int:
-        return int(self.sample.shape[0])
-
-    def take(self, index: np.ndarray) -> "FractionalRows":
-        return FractionalRows(self.sample[index], self.flip[index], self.cost[index], self.matrix[index])
 
 
 @dataclass

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import List
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..models.instance import DROInstance
 from .base import NEAR_LIMIT, Separation, SeparationOracle, largest_per_sample
@@ -31,6 +32,30 @@ class ConfigurationRows:
     @property
     def size(self) -> int:
         return int(self.sample.shape[0])
+
+
+@dataclass
+class FractionalRows:
+    """Rows that are *distributions* over configurations of one sample (a product of level distributions: the
+    smoothed dual point of :mod:`drokit.conic.reformulations.slope_split`, the barrier master's on level-max rows,
+    :mod:`drokit.conic.reformulations.level_max`): their encoded row ``a_k`` is the expected one, ``matrix``
+    (K, len(theta) without lambda), and ``cost`` the expected transport cost (or more: a valid, looser bound).  A
+    Lagrangian term ``m_k (alpha_k u_k - L*(alpha_k) - lambda c_k)`` of such a row is the mean of the same term
+    over its configurations, each below ``L(u) - lambda c`` (Fenchel), so it enters the bound like a configuration
+    row: ``u`` and ``c`` are linear in the distribution."""
+
+    sample: np.ndarray      # (K,) int
+    flip: np.ndarray        # (K,) bool
+    cost: np.ndarray        # (K,)
+    matrix: sp.csr_matrix   # (K, n_theta) expected encoded rows [1, x_n, E dummies]
+
+    @property
+    def size(self) -> int:
+        return int(self.sample.shape[0])
+
+    def take(self, index: np.ndarray) -> "FractionalRows":
+        return FractionalRows(self.sample[index], self.flip[index], self.cost[index], self.matrix[index])
+
 
 
 def all_levels_grid(levels: np.ndarray) -> np.ndarray:

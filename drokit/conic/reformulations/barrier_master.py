@@ -56,7 +56,7 @@ import numpy as np
 from ...models.instance import DROInstance
 from ...oracles.enumeration import ConfigurationRows, concat_rows, take_rows, unique_rows
 from .level_max import LevelMaxColumns
-from .row_terms import ConeBarrier, RowTerms, TrustBox, csr_row_design, parameter_layout
+from .row_terms import CodeLayout, ConeBarrier, RowTerms, TrustBox, csr_row_design, parameter_layout
 
 #: factor by which ``mu`` shrinks after each centering
 MU_FACTOR = 10.0
@@ -162,7 +162,8 @@ class _EpigraphBarrier(RowTerms):
     """``f_mu`` over a working set: value, and the Newton direction by the Schur complement (module
     docstring)."""
 
-    def __init__(self, inst: DROInstance, rows: ConfigurationRows, free: np.ndarray, barrier, layout=None):
+    def __init__(self, inst: DROInstance, rows: ConfigurationRows, free: np.ndarray,
+                 barrier: "ConeBarrier | _Barriers", layout: Optional[CodeLayout] = None):
         super().__init__(inst, rows, layout)
         if self.starts.size != inst.n_samples:
             raise ValueError("the barrier master's working set needs a row of every sample (the nominal rows)")

@@ -40,7 +40,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ...models.instance import DROInstance
-from ...oracles.enumeration import ConfigurationRows
+from ...oracles.enumeration import ConfigurationRows, FractionalRows
 from .row_terms import CodeLayout
 
 #: a new ``m`` starts this far (relative to ``max(1, |w|)``) outside its levels' coefficients
@@ -193,7 +193,6 @@ class LevelMaxColumns:
         """The barrier master's dual point on level-max rows as
         :class:`~drokit.evaluation.lower_bound.FractionalRows` (module docstring): ``design`` the rows'
         extended encoded rows (CSR, without the lambda column); returns ``(rows, mass, slopes)``."""
-        from ...evaluation.lower_bound import FractionalRows
         r, c, v = [self.real_index], [np.arange(self.n_real)], [np.ones(self.n_real)]
         cost = np.asarray(rows.cost, dtype=float).copy()
         additive = float(self.inst.metric.categorical.validated_p()) == 1.0

@@ -56,7 +56,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ...models.instance import DROInstance
-from ...oracles.enumeration import ConfigurationRows
+from ...oracles.enumeration import ConfigurationRows, FractionalRows
 from .row_terms import parameter_layout, split_theta
 
 #: margins ``u`` of the slope grid of a smooth loss
@@ -345,7 +345,6 @@ class SlopeSplitObjective:
         ``alpha_nk``, for :func:`drokit.evaluation.lower_bound.lagrangian_bound`.  At a stationary point of
         ``F_tau`` the free-column conditions hold (``grad F_tau`` is their residual) and the bound is
         ``F_tau - tau`` (the entropies of ``w`` and ``q``)."""
-        from ...evaluation.lower_bound import FractionalRows
         _, weight, parts, _, _ = self._evaluate(theta, tau, True)
         mass = weight * self.p[:, None]
         n_idx, k_idx = np.nonzero(mass > DUAL_MASS_DROP * self.p[:, None])
