@@ -17,6 +17,7 @@ brute-force reference on small instances with features of three to five levels:
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import os
@@ -422,3 +423,26 @@ def test_structured_master_without_multi_level_features_runs_once(monkeypatch):
     first = phase_one(di, oracle)
     sm.structured_master(di, oracle, enumerate_configurations(di, nominal_only=True), first, tol=1e-7)
     assert calls == [False]
+
+
+def test_structured_master_certifies_by_the_two_attempts_together(monkeypatch):
+    """Neither attempt closes its gap alone, but the plain attempt's lower bound and the retry's point do: the merged
+    result is certified (both bounds are exact), with the plain attempt's dual point; a gap they do not close stays
+    uncertified."""
+    import drokit.conic.reformulations.structured_master as sm
+    _, di, oracle, _, _ = case(0)
+    first = phase_one(di, oracle)
+    rows0 = unique_rows(concat_rows([enumerate_configurations(di, nominal_only=True), first.bundle]))
+    real = bmm.barrier_master(di, oracle, rows0, first.intercept, first.coef, first.lam, upper=first.upper_bound,
+                              mu=first.tau / di.n_samples, tol=1e-7)
+    assert real.certified
+    for gap, expected in ((1e-9, True), (1e-3, False)):
+        plain = dataclasses.replace(real, upper_bound=real.upper_bound + 1.0, certified=False)
+        retry = dataclasses.replace(real, upper_bound=real.lower_bound + gap, lower_bound=-np.inf, dual=None,
+                                        certified=False)
+        outs = iter([plain, retry])
+        monkeypatch.setattr(sm, "barrier_master", lambda *a, **k: next(outs))
+        out = sm.structured_master(di, oracle, rows0, first, tol=1e-7)
+        assert out.certified is expected
+        assert out.upper_bound == retry.upper_bound and out.lower_bound == plain.lower_bound
+        assert out.dual is plain.dual
