@@ -88,17 +88,24 @@ def draw(seed: int, loss: str, norm_p: float, finite_kappa: bool) -> fz.Instance
     param = round(float(rng.uniform(*fz.LOSS_PARAMS[loss])), 4) if loss in fz.LOSS_PARAMS else None
     X, Z, y = bf.random_instance(int(rng.integers(2 ** 31)), N, n, list(levels), task)
     if loss == "logistic":
-        for _ in range(200):
-            free = fz.unpenalized_columns(X, Z, levels, radius=radius, kappa=kappa, gamma=gamma, delta=delta)
-            if free.shape[1] == 0 or not bf.separable_direction_exists(free, y):
-                break
-            y = rng.choice([-1.0, 1.0], size=N)
-            y[rng.permutation(N)[:2]] = [-1.0, 1.0]
-        else:   # separable along the unpenalized columns whatever the labels: another draw
+        y = attained_labels(rng, X, Z, levels, y, radius=radius, kappa=kappa, gamma=gamma, delta=delta)
+        if y is None:   # separable along the unpenalized columns whatever the labels: another draw
             return draw(seed + 999, loss, norm_p, finite_kappa)
     return fz.Instance(seed=seed, task=task, loss=loss, loss_param=param, X_num=np.round(X, 6), Z=Z,
                        levels=tuple(levels), y=np.round(y, 6), radius=radius, norm_p=float(norm_p), cat_p=cat_p,
                        gamma=gamma, delta=delta, kappa=kappa, api="problem")
+
+
+def attained_labels(rng, X, Z, levels, y, **weights):
+    """Labels, redrawn (two of each class kept) until the logistic optimum is attained: no separating direction
+    along the columns the radius leaves unpenalized; ``None`` after 200 draws."""
+    for _ in range(200):
+        free = fz.unpenalized_columns(X, Z, levels, **weights)
+        if free.shape[1] == 0 or not bf.separable_direction_exists(free, y):
+            return y
+        y = rng.choice([-1.0, 1.0], size=y.size)
+        y[rng.permutation(y.size)[:2]] = [-1.0, 1.0]
+    return None
 
 
 CASES = [(loss, p, fk) for loss in LOSS_TASK for p in NORMS for fk in (False, True)]

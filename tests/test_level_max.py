@@ -40,7 +40,7 @@ from drokit.oracles.enumeration import concat_rows, enumerate_configurations, ta
 
 sys.path.insert(0, os.path.dirname(__file__))
 import fuzz_instances as fz  # noqa: E402
-from test_barrier_master import exact_risk  # noqa: E402
+from test_barrier_master import attained_labels, exact_risk  # noqa: E402
 
 bf = fz.bf
 BOUND_RTOL = 1e-9
@@ -65,12 +65,8 @@ def draw(seed: int) -> fz.Instance:
     param = round(float(rng.uniform(*fz.LOSS_PARAMS[loss])), 4) if loss in fz.LOSS_PARAMS else None
     X, Z, y = bf.random_instance(int(rng.integers(2 ** 31)), N, n, list(levels), task)
     if loss == "logistic":
-        for _ in range(200):
-            free = fz.unpenalized_columns(X, Z, levels, radius=radius, kappa=kappa, gamma=gamma, delta=delta)
-            if free.shape[1] == 0 or not bf.separable_direction_exists(free, y):
-                break
-            y = rng.choice([-1.0, 1.0], size=N)
-            y[rng.permutation(N)[:2]] = [-1.0, 1.0]
+        y = attained_labels(rng, X, Z, levels, y, radius=radius, kappa=kappa, gamma=gamma, delta=delta)
+        assert y is not None
     return fz.Instance(seed=seed, task=task, loss=loss, loss_param=param, X_num=np.round(X, 6), Z=Z,
                        levels=tuple(levels), y=np.round(y, 6), radius=radius, norm_p=1.0,
                        cat_p=float([1.0, 2.0][seed // 2 % 2]), gamma=gamma, delta=delta, kappa=kappa, api="problem")
@@ -110,6 +106,20 @@ def scale(v: float) -> float:
 
 def random_params(di, rng) -> np.ndarray:
     return rng.normal(scale=rng.choice([0.3, 1.0, 2.0]), size=int(di.fit_intercept) + di.schema.n_encoded)
+
+
+def phase_one_start(di, oracle):
+    """Phase 1's result and the rows the cutting plane hands the barrier master (nominal rows and the bundle)."""
+    first = phase_one(di, oracle)
+    return first, unique_rows(concat_rows([enumerate_configurations(di, nominal_only=True), first.bundle]))
+
+
+def level_max_master(seed: int):
+    """``(optimum, result)`` of ``barrier_master(level_max=True)`` from phase 1's point on case ``seed``."""
+    _, di, oracle, opt, _ = case(seed)
+    first, rows0 = phase_one_start(di, oracle)
+    return opt, bmm.barrier_master(di, oracle, rows0, first.intercept, first.coef, first.lam,
+                                   upper=first.upper_bound, mu=first.tau / di.n_samples, tol=1e-7, level_max=True)
 
 
 # ------------------------------------------------------------------------------------------ maps
@@ -276,12 +286,9 @@ def test_fractional_dual_point_at_arbitrary_points_is_below_the_optimum(seed):
 # ------------------------------------------------------------------------------------------ the master
 @pytest.mark.parametrize("seed", SEEDS)
 def test_barrier_master_with_level_max_brackets_and_certifies_the_optimum(seed):
-    inst, di, oracle, opt, _ = case(seed)
-    first = phase_one(di, oracle)
-    rows0 = unique_rows(concat_rows([enumerate_configurations(di, nominal_only=True), first.bundle]))
+    inst, di, _, _, _ = case(seed)
+    opt, out = level_max_master(seed)
     tol = BOUND_RTOL * scale(opt)
-    out = bmm.barrier_master(di, oracle, rows0, first.intercept, first.coef, first.lam, upper=first.upper_bound,
-                             mu=first.tau / di.n_samples, tol=1e-7, level_max=True)
     risk = exact_risk(inst, out.intercept, out.coef)
     opt = min(opt, risk)          # the reference's optimum is the best model's risk, an upper bound
     assert out.lower_bound <= opt + tol <= out.upper_bound + 2 * tol, (out.lower_bound, opt, out.upper_bound)
@@ -299,11 +306,7 @@ def test_barrier_master_with_level_max_brackets_and_certifies_the_optimum(seed):
 def test_barrier_master_with_level_max_certifies_most_cases():
     certified = 0
     for seed in SEEDS:
-        _, di, oracle, opt, _ = case(seed)
-        first = phase_one(di, oracle)
-        rows0 = unique_rows(concat_rows([enumerate_configurations(di, nominal_only=True), first.bundle]))
-        out = bmm.barrier_master(di, oracle, rows0, first.intercept, first.coef, first.lam, upper=first.upper_bound,
-                                 mu=first.tau / di.n_samples, tol=1e-7, level_max=True)
+        opt, out = level_max_master(seed)
         if out.certified:
             certified += 1
             assert abs(out.upper_bound - opt) <= 1e-7 * scale(opt)
@@ -320,6 +323,16 @@ def test_default_fit_equals_the_reference(seed):
 
 
 # ------------------------------------------------------------------------------------------ mutations
+def uncertified_under_mutation() -> int:
+    """Cases (of the first 10) the mutated level-max master leaves uncertified; every bound must stay valid."""
+    uncertified = 0
+    for seed in SEEDS[:10]:
+        opt, out = level_max_master(seed)
+        assert out.lower_bound <= opt + BOUND_RTOL * scale(opt)
+        uncertified += not out.certified
+    return uncertified
+
+
 def test_wrong_level_distributions_stay_valid_but_lose_tightness(monkeypatch):
     """Uniform level distributions in place of the multipliers' keep every bound valid (any distribution is a
     dual point) but the certified cases no longer close their gap: the tightness check above can fail."""
@@ -331,16 +344,7 @@ def test_wrong_level_distributions_stay_valid_but_lose_tightness(monkeypatch):
         return out
 
     monkeypatch.setattr(lm.LevelBounds, "level_distributions", uniform)
-    loose = 0
-    for seed in SEEDS[:10]:
-        _, di, oracle, opt, _ = case(seed)
-        first = phase_one(di, oracle)
-        rows0 = unique_rows(concat_rows([enumerate_configurations(di, nominal_only=True), first.bundle]))
-        out = bmm.barrier_master(di, oracle, rows0, first.intercept, first.coef, first.lam, upper=first.upper_bound,
-                                 mu=first.tau / di.n_samples, tol=1e-7, level_max=True)
-        assert out.lower_bound <= opt + BOUND_RTOL * scale(opt)
-        loose += not out.certified
-    assert loose >= 5, loose
+    assert uncertified_under_mutation() >= 5
 
 
 def test_swapped_directions_are_caught(monkeypatch):
@@ -359,16 +363,7 @@ def test_swapped_directions_are_caught(monkeypatch):
         return type(out)(sample=out.sample, Z=Z, cost=out.cost, flip=out.flip)
 
     monkeypatch.setattr(lm.LevelMaxColumns, "virtualize", swapped)
-    uncertified = 0
-    for seed in SEEDS[:10]:
-        _, di, oracle, opt, _ = case(seed)
-        first = phase_one(di, oracle)
-        rows0 = unique_rows(concat_rows([enumerate_configurations(di, nominal_only=True), first.bundle]))
-        out = bmm.barrier_master(di, oracle, rows0, first.intercept, first.coef, first.lam, upper=first.upper_bound,
-                                 mu=first.tau / di.n_samples, tol=1e-7, level_max=True)
-        assert out.lower_bound <= opt + BOUND_RTOL * scale(opt)
-        uncertified += not out.certified
-    assert uncertified >= 1, uncertified
+    assert uncertified_under_mutation() >= 1
 
 
 # ------------------------------------------------------------------------------------------ the fallback
@@ -389,8 +384,7 @@ def test_structured_master_retries_with_level_max_columns_where_plain_rows_give_
     retried = 0
     for seed in SEEDS[:8]:
         inst, di, oracle, opt, _ = case(seed)
-        first = phase_one(di, oracle)
-        rows0 = unique_rows(concat_rows([enumerate_configurations(di, nominal_only=True), first.bundle]))
+        first, rows0 = phase_one_start(di, oracle)
         calls.clear()
         out = sm.structured_master(di, oracle, rows0, first, tol=1e-7)
         plain = calls[0][1]
@@ -431,8 +425,7 @@ def test_structured_master_certifies_by_the_two_attempts_together(monkeypatch):
     uncertified."""
     import drokit.conic.reformulations.structured_master as sm
     _, di, oracle, _, _ = case(0)
-    first = phase_one(di, oracle)
-    rows0 = unique_rows(concat_rows([enumerate_configurations(di, nominal_only=True), first.bundle]))
+    first, rows0 = phase_one_start(di, oracle)
     real = bmm.barrier_master(di, oracle, rows0, first.intercept, first.coef, first.lam, upper=first.upper_bound,
                               mu=first.tau / di.n_samples, tol=1e-7)
     assert real.certified
