@@ -343,7 +343,8 @@ def _center(master: _EpigraphBarrier, theta: np.ndarray, mu: float, budget: int)
 def barrier_master(inst: DROInstance, oracle, rows: ConfigurationRows, intercept: float, coef: np.ndarray,
                    lam: float, *, upper: float, mu: float, tol: float = 1e-7, accept: Optional[float] = None,
                    max_steps: int = MAX_STEPS, log: Optional[Callable[[str], None]] = None,
-                   control=None, level_max: bool = False, max_restarts: int = MAX_RESTARTS) -> BarrierMasterResult:
+                   control=None, level_max: bool = False,
+                   centering_steps: int = CENTERING_MAX_STEPS) -> BarrierMasterResult:
     """Solve the restricted master from the point ``(intercept, coef, lam)`` (exact value ``upper``) with the
     rows ``rows``, adding the oracle's maximizers, until the certificate's gap is at most
     ``tol max(|upper|, GAP_FLOOR)`` (module docstring).  ``mu``: the first barrier weight; from phase 1 at temperature ``tau``, ``tau / N`` (a
@@ -362,8 +363,8 @@ def barrier_master(inst: DROInstance, oracle, rows: ConfigurationRows, intercept
     interrupt arrived.
 
     ``level_max``: rows follow each multi-level feature's best level (:mod:`.level_max`) where the categorical
-    cost is the mismatch cost; ``max_restarts`` (default :data:`MAX_RESTARTS`): batches of new rows it restarts
-    after before it gives up.  Census-like data (32,561 rows, 8 categorical features of 2-42 levels), kappa = inf,
+    cost is the mismatch cost; ``centering_steps`` (default :data:`CENTERING_MAX_STEPS`): Newton steps of one
+    centering before it gives up.  Census-like data (32,561 rows, 8 categorical features of 2-42 levels), kappa = inf,
     radius 0.1: without them the centering wandered to a point of value 0.648 (optimum 0.5306), the oracle returned
     9,497 new rows and the method gave up; with them it certifies in 3 centerings, 2.2 s."""
     from ...evaluation.lower_bound import lagrangian_bound
@@ -438,10 +439,10 @@ def barrier_master(inst: DROInstance, oracle, rows: ConfigurationRows, intercept
                               np.array([max(trust * best[2], TRUST_FLOOR * lip)]))
         if not master.box.feasible(theta):        # the center moved (lambda lifted to the cone's floor)
             theta = start(*best)
-        theta, s, k, w, slope = _center(master, theta, mu, min(max_steps - steps, CENTERING_MAX_STEPS))
+        theta, s, k, w, slope = _center(master, theta, mu, min(max_steps - steps, centering_steps))
         steps += k
         centerings += 1
-        if k >= CENTERING_MAX_STEPS:
+        if k >= centering_steps:
             if log is not None:
                 log(f"barrier master: centering at mu {mu:.1e} took {k} Newton steps; giving up")
             break
@@ -499,7 +500,7 @@ def barrier_master(inst: DROInstance, oracle, rows: ConfigurationRows, intercept
                 log(f"barrier master: bounds unchanged over {stalled} centerings; giving up")
             break
         if fresh.size > max(MAX_NEW_FRACTION * N, MIN_NEW_ROWS) and gap > NEAR_END_GAP * size:
-            if restarts >= max_restarts:
+            if restarts >= MAX_RESTARTS:
                 if log is not None:
                     log(f"barrier master: {fresh.size} new rows at once; giving up")
                 break

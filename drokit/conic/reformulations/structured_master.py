@@ -16,16 +16,16 @@ import dataclasses
 from typing import Callable, Optional
 
 from ...models.instance import DROInstance
-from .barrier_master import GAP_FLOOR, MAX_RESTARTS, BarrierMasterResult, barrier_master
+from .barrier_master import CENTERING_MAX_STEPS, GAP_FLOOR, BarrierMasterResult, barrier_master
 from .level_max import level_max_features
 
-#: restarts of the plain attempt where the level-max retry follows (a batch of new rows of more than a tenth of the
-#: samples is the sign of churn between levels, which the retry handles).  Census-like, kappa = inf, radius 0.01 /
-#: 0.1: 22.5 / 19.7 s with 2 restarts (each a 100-step centering), 5.5 / 9.5 s with none.  The price: sun2025
-#: credit-approval at unit weights, which the plain attempt certified after a restart (0.65 s), now goes to the
-#: retry, whose repaired bound stalls at a 3.6e-2 gap (two collinear features, A4 and A5, leave a null direction
-#: the repair cannot move), and then to two Clarabel masters (1.8 s)
-PLAIN_RESTARTS = 0
+#: Newton steps of one centering after which the plain attempt gives up where the level-max retry follows (the
+#: retry, and the plain attempt on data without features of 3+ levels, take :data:`.barrier_master.CENTERING_MAX_STEPS`).
+#: With 100 and its restarts the plain attempt spent 15 s on census-like kappa = inf before handing over (22.5 / 19.7 s
+#: fits against 7-10 s); with 100 and no restarts, sun2025 credit-approval at unit weights, which the plain attempt
+#: certifies after a restart (0.65 s), went to the retry, whose repaired bound stalls there (features A4 and A5 are
+#: collinear: a null direction the repair cannot move), and to Clarabel (1.8 s)
+PLAIN_CENTERING_STEPS = 40
 
 
 def structured_master(inst: DROInstance, oracle, rows, first, *, tol: float,
@@ -38,7 +38,7 @@ def structured_master(inst: DROInstance, oracle, rows, first, *, tol: float,
     fallback = level_max_features(inst).size > 0
     plain = barrier_master(inst, oracle, rows, first.intercept, first.coef, first.lam, upper=first.upper_bound,
                            mu=mu, tol=tol, log=log, control=control,
-                           max_restarts=PLAIN_RESTARTS if fallback else MAX_RESTARTS)
+                           centering_steps=PLAIN_CENTERING_STEPS if fallback else CENTERING_MAX_STEPS)
     if plain.certified or not fallback or (control is not None and control.should_stop()):
         return plain
     if log is not None:
