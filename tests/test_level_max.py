@@ -439,3 +439,58 @@ def test_structured_master_certifies_by_the_two_attempts_together(monkeypatch):
         assert out.certified is expected
         assert out.upper_bound == retry.upper_bound and out.lower_bound == plain.lower_bound
         assert out.dual is plain.dual
+
+
+@pytest.mark.parametrize("seed", SEEDS[:10])
+def test_default_fits_through_the_level_max_retry_equal_the_reference(seed, monkeypatch):
+    """End to end: with the plain attempt cut to one Newton step per centering, the cutting plane's fits go through
+    the level-max retry (or the conic masters after it) and still equal the reference optimum; a fit the retry
+    certifies reports the merged work and real configuration rows."""
+    import drokit.conic.reformulations.cutting_plane as cp
+    import drokit.conic.reformulations.structured_master as sm
+    monkeypatch.setattr(sm, "PLAIN_CENTERING_STEPS", 1)
+    seen = []
+    real = cp.structured_master
+
+    def recorded(*args, **kwargs):
+        out = real(*args, **kwargs)
+        seen.append(out)
+        return out
+
+    monkeypatch.setattr(cp, "structured_master", recorded)
+    inst, di, _, opt, _ = case(seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = problem(inst).compile(inst.frame(), inst.y.copy(), "cutting_plane").solve()
+    opt = min(opt, exact_risk(inst, res.intercept, res.coef))
+    assert res.status == "optimal" and res.relative_gap <= 1e-6
+    assert res.lower_bound <= opt + BOUND_RTOL * scale(opt)
+    assert abs(res.objective - opt) <= 1e-6 * scale(opt)
+    if seen and res.solver == "barrier_master":
+        out = seen[-1]
+        record = res.auxiliary["barrier_master"]
+        assert (record["centerings"], record["newton_steps"]) == (out.centerings, out.newton_steps)
+        assert res.n_configuration_rows == out.rows.size
+        assert np.all(out.rows.Z < np.asarray(di.schema.levels)[None, :])
+
+
+def test_the_level_max_retry_certifies_default_fits():
+    """The end-to-end test above is not about the conic masters only: with the plain attempt cut short, the retry
+    certifies most of those fits itself."""
+    import drokit.conic.reformulations.structured_master as sm
+    certified = 0
+    real = sm.barrier_master
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(sm, "PLAIN_CENTERING_STEPS", 1)
+        calls = []
+        mp.setattr(sm, "barrier_master", lambda *a, **k: calls.append((k.get("level_max", False), real(*a, **k)))
+                   or calls[-1][1])
+        for seed in SEEDS[:10]:
+            calls.clear()
+            inst = draw(seed)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                res = problem(inst).compile(inst.frame(), inst.y.copy(), "cutting_plane").solve()
+            by_retry = [level for level, out in calls if out.certified] == [True]
+            certified += res.solver == "barrier_master" and by_retry
+    assert certified >= 5, certified
