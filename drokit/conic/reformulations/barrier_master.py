@@ -339,7 +339,6 @@ def _center(master: _EpigraphBarrier, theta: np.ndarray, mu: float, budget: int)
         steps += 1
 
 
-
 def barrier_master(inst: DROInstance, oracle, rows: ConfigurationRows, intercept: float, coef: np.ndarray,
                    lam: float, *, upper: float, mu: float, tol: float = 1e-7, accept: Optional[float] = None,
                    max_steps: int = MAX_STEPS, log: Optional[Callable[[str], None]] = None,
@@ -376,7 +375,8 @@ def barrier_master(inst: DROInstance, oracle, rows: ConfigurationRows, intercept
     offset, dim, free, cone = parameter_layout(inst)
     fixed = np.setdiff1d(np.arange(dim - 1), free)
     space = LevelMaxColumns(inst) if level_max else None
-    space = space if space is not None and space.active else None
+    if space is not None and not space.active:
+        space = None
     if space is not None:          # theta = (extended parameters, lambda): the m columns of .level_max
         real_free = free[free < dim - 1]
         dim = space.n_params + 1

@@ -85,6 +85,9 @@ class LevelMaxColumns:
             self.real_index[lead + real_offsets[l] + k] = lead + offsets[l] + k
         self.up = lead + offsets[self.features] + levels[self.features] - 1      # m_{l,+} positions
         self.down = self.up + 1                                                  # m_{l,-}
+        #: each m's position -> (its feature, +1 for m_{l,+} / -1 for m_{l,-})
+        self.owner = {int(p): (int(l), sign) for ends, sign in ((self.up, 1.0), (self.down, -1.0))
+                      for p, l in zip(ends, self.features)}
         self.first = lead + real_offsets                 # real position of level 1 of each feature
 
     # ---------------------------------------------------------------------------------------- maps
@@ -171,9 +174,7 @@ class LevelMaxColumns:
         rows, cols, vals = [], [], []
         r = 0
         for position in used:
-            i = int(np.searchsorted(self.up, position)) if position in self.up else int(np.searchsorted(self.down, position))
-            sign = 1.0 if position in self.up else -1.0
-            l = self.features[i]
+            l, sign = self.owner[int(position)]
             a = self.real_levels[l]
             # sign (m - w_l(v)) > 0 for v = 0 (w = 0) and v = 1..a-1
             rows.append(r)
@@ -199,13 +200,13 @@ class LevelMaxColumns:
         own = self.inst.data.Z[rows.sample]
         delta = np.asarray(self.inst.metric.delta, dtype=float)
         for position, q in bounds.level_distributions(theta, mu).items():
-            l = bounds.feature_of(position)
+            l, sign = self.owner[position]
             a = self.real_levels[l]
             r.append(np.full(a - 1, position))
             c.append(self.first[l] + np.arange(a - 1))
             v.append(q[1:])                                   # level 0 has no column
             if additive:     # D adds over features: the draw of the sample's own level changes nothing
-                code = a if position in self.up else a + 1
+                code = a if sign > 0 else a + 1
                 hit = np.flatnonzero(rows.Z[:, l] == code)
                 cost[hit] -= delta[l] * q[own[hit, l]]
         P = sp.csr_matrix((np.concatenate(v), (np.concatenate(r), np.concatenate(c))),
@@ -222,9 +223,7 @@ class LevelBounds:
         self.dense = G.toarray()
 
     def feature_of(self, position: int) -> int:
-        cols = self.columns
-        i = np.flatnonzero((cols.up == position) | (cols.down == position))[0]
-        return int(cols.features[i])
+        return self.columns.owner[int(position)][0]
 
     def feasible(self, theta: np.ndarray) -> bool:
         return bool(np.all(self.dense @ theta > 0)) if self.dense.size else True
