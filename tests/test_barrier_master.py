@@ -38,6 +38,7 @@ import pytest
 
 import drokit as dk
 import drokit.conic.reformulations.barrier_master as bmm
+import drokit.conic.reformulations.epigraph as epi
 import drokit.conic.reformulations.cutting_plane as cp_module
 import drokit.evaluation.lower_bound as lb
 from drokit.conic.program import ConicProgram
@@ -176,11 +177,12 @@ SOLVERS_WITHOUT_MASTER = ("phase_one", "barrier_master")
 
 class Recorder:
     """Wraps ``structured_master`` (the barrier master, and again with level-max columns where it gave up) and
-    ``phase_one`` in the cutting plane's namespace and keeps their results."""
+    ``warm_phase_one`` (phase 1, from a subsample's point on large data) in the cutting plane's namespace and keeps
+    their results."""
 
     def __init__(self, mp: pytest.MonkeyPatch):
         self.barrier, self.phase_one = [], []
-        real_bm, real_p1 = cp_module.structured_master, cp_module.phase_one
+        real_bm, real_p1 = cp_module.structured_master, cp_module.warm_phase_one
 
         def barrier(*args, **kwargs):
             out = real_bm(*args, **kwargs)
@@ -193,7 +195,7 @@ class Recorder:
             return out
 
         mp.setattr(cp_module, "structured_master", barrier)
-        mp.setattr(cp_module, "phase_one", first)
+        mp.setattr(cp_module, "warm_phase_one", first)
 
     def path(self, res) -> str:
         """``phase_one`` (phase 1 certified alone), ``barrier`` (the barrier master certified),
@@ -440,7 +442,7 @@ def test_barrier_master_direct_calls_certify_somewhere():
 def _epigraph(di, rows):
     """An ``_EpigraphBarrier`` over ``rows``, with the free coordinates and cone barrier of ``barrier_master``."""
     offset, dim, free, cone = parameter_layout(di)
-    return bmm._EpigraphBarrier(di, rows, free, cone), offset, dim
+    return epi.EpigraphBarrier(di, rows, free, cone), offset, dim
 
 
 def _lifted(master, theta, margin):
@@ -539,12 +541,12 @@ MUTATED = [i for i in range(0, len(CASES), 3)]     # 14 cases, every loss
 
 
 def _mutated_direction_source(old: str, new: str, **extra):
-    """``_EpigraphBarrier.direction`` compiled again with ``old`` replaced by ``new`` in its source (``extra``:
+    """``EpigraphBarrier.direction`` compiled again with ``old`` replaced by ``new`` in its source (``extra``:
     names the new source uses)."""
-    src = textwrap.dedent(inspect.getsource(bmm._EpigraphBarrier.direction))
-    assert old in src, f"the mutation target {old!r} is no longer in _EpigraphBarrier.direction"
+    src = textwrap.dedent(inspect.getsource(epi.EpigraphBarrier.direction))
+    assert old in src, f"the mutation target {old!r} is no longer in EpigraphBarrier.direction"
     namespace = {}
-    exec(compile(src.replace(old, new), bmm.__file__, "exec"), {**vars(bmm), **extra}, namespace)   # noqa: S102
+    exec(compile(src.replace(old, new), epi.__file__, "exec"), {**vars(epi), **extra}, namespace)   # noqa: S102
     return namespace["direction"]
 
 
@@ -557,7 +559,7 @@ def _uncentered_gram(terms, idx, ss, mean_weight, gram_weight, project):
 
 
 def _scaled_direction(factor):
-    real = bmm._EpigraphBarrier.direction
+    real = epi.EpigraphBarrier.direction
 
     def direction(self, theta, s, mu, at=None):
         dtheta, dec2, w, slope = real(self, theta, s, mu, at)
@@ -575,17 +577,17 @@ def _slopes_shifted(shift):
 
 
 MUTATIONS = {
-    "schur_without_G_gs": lambda: (bmm._EpigraphBarrier, "direction", _mutated_direction_source(
+    "schur_without_G_gs": lambda: (epi.EpigraphBarrier, "direction", _mutated_direction_source(
         "g_s = self.p - np.add.reduceat(mw, self.starts)", "g_s = 0.0 * self.p")),
-    "schur_without_centering": lambda: (bmm._EpigraphBarrier, "direction", _mutated_direction_source(
+    "schur_without_centering": lambda: (epi.EpigraphBarrier, "direction", _mutated_direction_source(
         "self.centered_gram(self.multi_terms, ss, w2, mu * w2, g_s)",
         "_uncentered_gram(self, self.multi_terms, ss, w2, mu * w2, g_s)", _uncentered_gram=_uncentered_gram)),
-    "direction_x2.5": lambda: (bmm._EpigraphBarrier, "direction", _scaled_direction(2.5)),
-    "direction_x0.2": lambda: (bmm._EpigraphBarrier, "direction", _scaled_direction(0.2)),
+    "direction_x2.5": lambda: (epi.EpigraphBarrier, "direction", _scaled_direction(2.5)),
+    "direction_x0.2": lambda: (epi.EpigraphBarrier, "direction", _scaled_direction(0.2)),
     "slopes_plus_0.3": lambda: (RowTerms, "row_dual", _slopes_shifted(0.3)),
     # the epigraph levels s* one safeguarded Newton step from the bracket's end: not the minimizer, masses that do
     # not sum to p_n
-    "epigraph_one_iteration": lambda: (bmm, "EPIGRAPH_ITERATIONS", 1),
+    "epigraph_one_iteration": lambda: (epi, "EPIGRAPH_ITERATIONS", 1),
 }
 
 

@@ -291,13 +291,13 @@ def test_solve_runs_dense_linear_algebra_on_one_blas_thread(monkeypatch):
     from threadpoolctl import threadpool_info
     import drokit.conic.reformulations.cutting_plane as cp_module
     seen = []
-    original = cp_module.phase_one
+    original = cp_module.warm_phase_one
 
     def recording(*args, **kwargs):
         seen.extend(info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas")
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(cp_module, "phase_one", recording)
+    monkeypatch.setattr(cp_module, "warm_phase_one", recording)
     X, y, kw = _data("classification", seed=1)
     prob = _problem(dk.losses.Logistic(), "classification", np.inf, 1, 1)
     before = [info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"]
@@ -347,7 +347,7 @@ def test_phase_one_that_did_not_converge_gives_its_point_not_its_bundle(monkeypa
     Table 1's audiology (1 decimal, rho mean 0.6) uncertified.  The loop certifies the monolithic optimum."""
     import dataclasses
     import drokit.conic.reformulations.cutting_plane as cp_module
-    original = cp_module.phase_one
+    original = cp_module.warm_phase_one
     seen = []
 
     def stopped(*args, **kwargs):
@@ -355,7 +355,7 @@ def test_phase_one_that_did_not_converge_gives_its_point_not_its_bundle(monkeypa
         seen.append(out)
         return out       # a (deliberately wrong) upper bound of -1 must not reach the certificate
 
-    monkeypatch.setattr(cp_module, "phase_one", stopped)
+    monkeypatch.setattr(cp_module, "warm_phase_one", stopped)
     X, y, kw = _data("classification", seed=4)
     prob = _problem(dk.losses.Logistic(), "classification", 1.0, 1, 1)
     # search="phase_one": the default would go on with the slope split after an unconverged phase 1

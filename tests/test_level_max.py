@@ -30,6 +30,7 @@ import scipy.sparse as sp
 
 import drokit as dk
 import drokit.conic.reformulations.barrier_master as bmm
+import drokit.conic.reformulations.epigraph as epi
 import drokit.conic.reformulations.level_max as lm
 import drokit.evaluation.lower_bound as lb
 from drokit.conic.reformulations.phase_one import phase_one
@@ -214,7 +215,7 @@ def _level_max_master(di, rows, space):
     used = space.used(rows)
     bounds = space.bounds(used, dim)
     free = np.union1d(np.r_[space.real_index[real_free], dim - 1], used)
-    return bmm._EpigraphBarrier(di, rows, free, bmm._Barriers(cone, bounds), space.layout), bounds, dim, offset
+    return epi.EpigraphBarrier(di, rows, free, bmm._Barriers(cone, bounds), space.layout), bounds, dim, offset
 
 
 def _expected_cost(di, row_sample, Zrow, flip, space, distributions):

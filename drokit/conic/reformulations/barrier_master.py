@@ -17,7 +17,7 @@ two exponential cones per row).  Here the problem is solved in its own variables
 (``B_mu`` the cone barrier, :class:`.row_terms.ConeBarrier`) for ``mu`` shrinking tenfold.  Every ``s_n``
 couples with ``theta`` only, and its minimizer given ``theta`` is the root of ``sum_{r of n} mu / (s - v_r) = p_n``
 above ``max_r v_r`` (``v_r + mu / p_n`` for one term; a vectorized safeguarded Newton solve otherwise,
-:meth:`_EpigraphBarrier.epigraph`).  So ``s`` is eliminated exactly and Newton runs on the smooth convex
+:func:`.epigraph.epigraph_levels`).  So ``s`` is eliminated exactly and Newton runs on the smooth convex
 ``phi_mu(theta) = min_s f_mu(theta, s)``, whose Hessian is the Schur complement of ``f_mu``'s at ``s*``: with
 slacks ``d_r = s*_n - v_r``, weights ``w_r = 1 / d_r`` and ``G_n`` the ``w^2``-weighted mean of the term gradients
 ``J_r = grad v_r`` over sample ``n``,
@@ -43,31 +43,29 @@ masses on any rows are).  :func:`drokit.evaluation.lower_bound.lagrangian_bound`
 evaluates it with the loss's exact conjugate; the method stops when that bound and the oracle's upper bound
 agree to ``tol`` (relative to ``max(1, |upper|)``).  Neither bound depends on the Newton iterations being
 accurate.
+
+Modules: ``phi_mu``, the epigraph levels and the reduced Newton step are in :mod:`.epigraph`; a centering (damped
+Newton, with a search along components that reverse from step to step) in :mod:`.centering`; this module runs the
+centerings, the oracle, the trust region and the certificate.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional
 
 import numpy as np
 
 from ...models.instance import DROInstance
 from ...oracles.enumeration import ConfigurationRows, concat_rows, take_rows, unique_rows
 from .level_max import LevelMaxColumns
-from .row_terms import CodeLayout, ConeBarrier, RowTerms, TrustBox, csr_row_design, parameter_layout
+from .centering import center
+from .epigraph import EpigraphBarrier
+from .row_terms import TrustBox, csr_row_design, parameter_layout
 
 #: factor by which ``mu`` shrinks after each centering
 MU_FACTOR = 10.0
-#: centering stops when half the squared Newton decrement is below this times ``mu`` times the number of
-#: samples (the central path's duality gap is ``mu`` times the number of terms)
-CENTERING_RTOL = 1e-10
-#: ... but never below this times ``max(1, |f_mu|)``: a decrease the value's rounding cannot show (at mu = 1e-12,
-#: N = 100,000 the relative target was 1e-17; the line search then halved every step 40 times, 40 steps, 64 s)
-DECREMENT_FLOOR = 1e-14
-#: full Newton steps a centering takes at most once its decrement is below that floor
-POLISH_STEPS = 3
 #: Newton steps over all centerings before giving up
 MAX_STEPS = 600
 #: Newton steps of one centering before giving up (5-25 measured when the working set holds the optimum's rows).  A
@@ -113,11 +111,6 @@ NEAR_END_GAP = 1e-4
 MIN_NEW_ROWS = 20
 #: smallest ``mu`` (relative to ``max(1, |F|)``) tried before giving up
 MU_MIN = 1e-14
-#: safeguarded Newton iterations of :meth:`_EpigraphBarrier.epigraph` at most (it stops when ``t`` moves by less
-#: than 1e-13 relative; Newton from the left end of the bracket converges in a handful)
-EPIGRAPH_ITERATIONS = 60
-#: terms with a weight ``mu w_r`` below this times ``p_n`` are left out of the loss-curvature Gram product
-CURVATURE_DROP = 1e-12
 
 
 @dataclass
@@ -158,191 +151,10 @@ class _Barriers:
         return value, grad, hess
 
 
-class _EpigraphBarrier(RowTerms):
-    """``f_mu`` over a working set: value, and the Newton direction by the Schur complement (module
-    docstring)."""
-
-    def __init__(self, inst: DROInstance, rows: ConfigurationRows, free: np.ndarray,
-                 barrier: "ConeBarrier | _Barriers", layout: Optional[CodeLayout] = None):
-        super().__init__(inst, rows, layout)
-        if self.starts.size != inst.n_samples:
-            raise ValueError("the barrier master's working set needs a row of every sample (the nominal rows)")
-        self.free, self.barrier = free, barrier
-        self.p = inst.p                                         # segments are the samples, in order
-        self.center, self.prox = None, 0.0                      # proximal term prox/2 ||theta - center||^2
-        self.box: Optional[TrustBox] = None                     # the trust region's barrier
-        counts = np.diff(np.r_[self.starts, self.n_terms])
-        self.single = np.flatnonzero(counts == 1)               # samples with one term, and that term
-        self.single_term = self.starts[self.single]
-        self.multi_terms = np.flatnonzero(counts[self.segment] >= 2)   # the terms of the other samples
-        self.multi_samples = np.flatnonzero(counts >= 2)
-        self.multi_counts = counts[self.multi_samples]
-        self.multi_starts = np.r_[0, np.cumsum(self.multi_counts)[:-1]].astype(int)   # within multi_terms
-        self.multi_owner = np.repeat(np.arange(self.multi_samples.size), self.multi_counts)
-
-    def _prox(self, theta: np.ndarray) -> float:
-        if not self.prox:
-            return 0.0
-        d = theta - self.center
-        return 0.5 * self.prox * float(d @ d)
-
-    def slacks(self, theta: np.ndarray, s: np.ndarray):
-        u, ell, slope, curv = self.terms(theta)
-        return s[self.segment] - (ell - theta[-1] * self.cost), slope, curv
-
-    def epigraph(self, v: np.ndarray, mu: float) -> Tuple[np.ndarray, np.ndarray]:
-        """Per sample, the exact minimizer ``s_n`` of ``p_n s - mu sum_{r of n} log(s - v_r)``: the root of
-        ``sum_r 1 / (s - v_r) = p_n / mu`` above ``max_r v_r``; returns ``(s, slacks s_n - v_r)``.  One term:
-        ``s_n = v_r + mu / p_n``.  More terms: safeguarded Newton in ``t = log(s - max_r v_r)`` on
-        ``log sum_r 1 / (s - v_r) - log(p_n / mu)`` (decreasing in ``t``; the root lies in
-        ``[log(mu / p_n), log(k_n mu / p_n)]`` for ``k_n`` terms, so bisection keeps every iterate inside),
-        vectorized over the samples.  The slacks are formed as ``(max v - v_r) + e^t``, not ``s_n - v_r``: with
-        ``mu / p_n`` near 1e-10 the subtraction would leave them (and the masses ``mu / slack``) only 1e-7
-        accurate."""
-        top = np.maximum.reduceat(v, self.starts)
-        excess = mu / self.p                                       # s_n - max_r v_r
-        if self.multi_terms.size:
-            terms, first, owner = self.multi_terms, self.multi_starts, self.multi_owner
-            samples = self.multi_samples
-            gap = top[samples][owner] - v[terms]                   # >= 0, 0 at the maximum
-            target = np.log(self.p[samples] / mu)
-            lo = -target                                           # log(mu / p): the sum is >= p / mu here
-            hi = lo + np.log(self.multi_counts)                    # log(k mu / p): the sum is <= p / mu here
-            t = lo.copy()
-            for _ in range(EPIGRAPH_ITERATIONS):
-                e = np.exp(t)
-                d = gap + e[owner]
-                a = np.add.reduceat(1.0 / d, first)
-                h = np.log(a) - target
-                lo = np.where(h >= 0, t, lo)
-                hi = np.where(h <= 0, t, hi)
-                newton = t + h * a / (e * np.add.reduceat(1.0 / (d * d), first))
-                t_new = np.where((newton > lo) & (newton < hi), newton, 0.5 * (lo + hi))
-                done = np.max(np.abs(t_new - t)) <= 1e-13 * max(1.0, float(np.max(np.abs(t))))
-                t = t_new
-                if done:
-                    break
-            excess = excess.copy()
-            excess[samples] = np.exp(t)
-        slack = (top[self.segment] - v) + excess[self.segment]
-        return top + excess, slack
-
-    def settled(self, theta: np.ndarray, mu: float):
-        """``(phi_mu(theta), s*(theta), (slacks, margins u))``: ``f_mu`` minimized over ``s`` exactly
-        (:meth:`epigraph`), a smooth convex function of ``theta`` alone, finite wherever the cone barrier is.
-        Newton then runs on ``theta`` with the reduced Hessian of the module docstring (the Schur complement at
-        ``s*``, where ``g_s = 0``), and the line search is never cut by an epigraph slack: Newton on
-        ``(theta, s)`` moved ``s_n`` by the linearization ``G_n . dtheta``, which brought a sample's other rows to
-        their boundary, so steps were halved for 20-36 steps on synthetic 10 + 10, N = 100,000, and single-term
-        slacks lagged ``mu`` after every cut.  The last item is what :meth:`direction` needs at ``theta``."""
-        if not self.barrier.feasible(theta) or (self.box is not None and not self.box.feasible(theta)):
-            return np.inf, None, None
-        u, ell, _, _ = self.terms(theta, derivatives=False)
-        v = ell - theta[-1] * self.cost
-        s, slack = self.epigraph(v, mu)
-        if not np.all(slack > 0):
-            return np.inf, None, None
-        bv, _, _ = self.barrier(theta, mu)
-        if self.box is not None:
-            bv += self.box(theta, mu)[0]
-        value = float(theta[-1] * self.inst.radius + self.p @ s - mu * np.sum(np.log(slack)) + bv)
-        return value + self._prox(theta), s, (slack, u)
-
-    def direction(self, theta: np.ndarray, s: np.ndarray, mu: float, at: Optional[tuple] = None):
-        """``(dtheta, decrement^2, weights w_r, slopes)`` of the reduced Newton step at ``(theta, s)``, ``s`` the
-        exact epigraph levels :meth:`epigraph` (``g_s`` is then 0 up to their rounding; it is kept in the reduced
-        gradient)."""
-        D = theta.size
-        if at is None:
-            slack, slope, curv = self.slacks(theta, s)
-        else:                                  # (slacks, margins u) at theta, from settled()
-            slack, (slope, curv) = at[0], self.slopes(at[1])
-        w = 1.0 / slack
-        w2 = w * w
-        ss = slope * self.sigma
-        # gradients
-        mw = mu * w
-        g_s = self.p - np.add.reduceat(mw, self.starts)
-        # g_theta + G' g_s in one product over the terms: a sample with one term r has G_n = J_r, so its
-        # ``g_{s,n}`` joins that term's weight (the samples with more terms add G_multi' g_s below)
-        one, lone = self.single_term, self.single
-        term_weight = mw.copy()
-        term_weight[one] += g_s[lone]
-        g_t = np.empty(D)
-        g_t[:-1] = self.matvec_T(term_weight * ss)
-        g_t[-1] = self.inst.radius - float(term_weight @ self.cost)
-        bv, bg, bh = self.barrier(theta, mu)
-        g_t += bg
-        if self.box is not None:
-            _, box_g, box_h = self.box(theta, mu)
-            g_t += box_g
-            bh = bh + np.diag(box_h)
-        if self.prox:
-            g_t += self.prox * (theta - self.center)
-            bh = bh + self.prox * np.eye(D)
-        # G_n: w^2-weighted means of J_r = [ss_r a_r, -c_r] per sample with two terms or more (the single-term
-        # samples' G_n are never built row by row: at N = 100,000 that copy was 29 % of a Newton step)
-        S = bh.copy()
-        g_red = g_t.copy()
-        if self.multi_terms.size:
-            gram, G_gs = self.centered_gram(self.multi_terms, ss, w2, mu * w2, g_s)
-            S += gram
-            g_red += G_gs
-        if curv is not None:
-            weight = mw * curv
-            S[:-1, :-1] += self.curvature_gram(np.where(weight > CURVATURE_DROP * self.p[self.segment], weight, 0.0))
-        free = self.free
-        Sf = S[np.ix_(free, free)]
-        diag = np.sqrt(np.maximum(np.diag(Sf), 1e-300))
-        try:
-            step = np.linalg.solve(Sf / np.outer(diag, diag) + 1e-13 * np.eye(free.size), -g_red[free] / diag) / diag
-        except np.linalg.LinAlgError:
-            step = -g_red[free] / diag ** 2
-        dtheta = np.zeros(D)
-        dtheta[free] = step
-        decrement2 = -float(g_red @ dtheta)
-        return dtheta, decrement2, w, slope
-
-
-def _center(master: _EpigraphBarrier, theta: np.ndarray, mu: float, budget: int):
-    """Damped Newton steps on ``phi_mu(theta)`` (:meth:`_EpigraphBarrier.settled`; backtracking line search,
-    Armijo with 1/4) until half the squared decrement is below ``CENTERING_RTOL mu N`` or below what the value
-    can resolve (``DECREMENT_FLOOR |value|``); returns ``(theta, s*, steps, w, slopes)``."""
-    n = master.inst.n_samples
-    value, s, at = master.settled(theta, mu)
-    steps = polished = 0
-    while True:
-        dtheta, dec2, w, slope = master.direction(theta, s, mu, at)
-        if dec2 / 2 <= CENTERING_RTOL * mu * n or steps >= budget or not np.isfinite(dec2):
-            return theta, s, steps, w, slope
-        if dec2 / 2 <= DECREMENT_FLOOR * max(1.0, abs(value)):
-            # below what the value resolves, Armijo cannot judge a step; near the center Newton's full step is
-            # the right one (the dual point's lambda-stationarity, which the Lagrangian bound needs, is set here)
-            if polished >= POLISH_STEPS:
-                return theta, s, steps, w, slope
-            trial, trial_s, trial_at = master.settled(theta + dtheta, mu)
-            if not trial <= value + 1e3 * DECREMENT_FLOOR * max(1.0, abs(value)):
-                return theta, s, steps, w, slope
-            theta, s, at, value = theta + dtheta, trial_s, trial_at, trial
-            steps += 1
-            polished += 1
-            continue
-        t = 1.0
-        while t > 1e-12:
-            trial, trial_s, trial_at = master.settled(theta + t * dtheta, mu)
-            if trial <= value - 0.25 * t * dec2:
-                break
-            t *= 0.5
-        if t <= 1e-12:
-            return theta, s, steps, w, slope
-        theta, s, at, value = theta + t * dtheta, trial_s, trial_at, trial
-        steps += 1
-
-
 def barrier_master(inst: DROInstance, oracle, rows: ConfigurationRows, intercept: float, coef: np.ndarray,
                    lam: float, *, upper: float, mu: float, tol: float = 1e-7, accept: Optional[float] = None,
                    max_steps: int = MAX_STEPS, log: Optional[Callable[[str], None]] = None,
-                   control=None, level_max: bool = False,
+                   control=None, level_max: bool = False, kink_search: bool = True,
                    centering_steps: int = CENTERING_MAX_STEPS) -> BarrierMasterResult:
     """Solve the restricted master from the point ``(intercept, coef, lam)`` (exact value ``upper``) with the
     rows ``rows``, adding the oracle's maximizers, until the certificate's gap is at most
@@ -408,13 +220,13 @@ def barrier_master(inst: DROInstance, oracle, rows: ConfigurationRows, intercept
         """The master over ``rows_`` (level-max rows when ``space``), and ``theta_`` with the ``m`` of columns that
         join it reset outside their levels."""
         if space is None:
-            return _EpigraphBarrier(inst, rows_, free, cone), theta_, None
+            return EpigraphBarrier(inst, rows_, free, cone), theta_, None
         used = space.used(rows_)
         joined = used if previous is None else np.setdiff1d(used, previous)
         if joined.size:
             theta_ = np.r_[space.refresh(theta_[:-1], joined), theta_[-1]]
         bounds = space.bounds(used, dim)
-        return (_EpigraphBarrier(inst, rows_, np.union1d(free, used), _Barriers(cone, bounds), space.layout),
+        return (EpigraphBarrier(inst, rows_, np.union1d(free, used), _Barriers(cone, bounds), space.layout),
                 theta_, bounds)
 
     theta = start(intercept, coef, lam)
@@ -439,7 +251,7 @@ def barrier_master(inst: DROInstance, oracle, rows: ConfigurationRows, intercept
                               np.array([max(trust * best[2], TRUST_FLOOR * lip)]))
         if not master.box.feasible(theta):        # the center moved (lambda lifted to the cone's floor)
             theta = start(*best)
-        theta, s, k, w, slope = _center(master, theta, mu, min(max_steps - steps, centering_steps))
+        theta, s, k, w, slope = center(master, theta, mu, min(max_steps - steps, centering_steps), kink_search)
         steps += k
         centerings += 1
         if k >= centering_steps:

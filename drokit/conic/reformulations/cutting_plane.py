@@ -66,8 +66,9 @@ from ..program import ConicProgram
 from .structured_master import structured_master
 from .budget_cuts import BudgetCuts, budget_cuts_apply, budget_cuts_from_rows, unique_budget_cuts, weight_classes
 from .dual import build_dual_program
-from .phase_one import phase_one, phase_one_applies
+from .phase_one import phase_one_applies
 from .slope_search import slope_split_phase_one, use_slope_split
+from .warm_start import warm_phase_one
 
 
 @dataclass
@@ -237,7 +238,7 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
         certify_tol = options.gap_tol if options.structured_master else None
         split = use_slope_split(inst, options.search)
         if split != "first":
-            first = phase_one(inst, oracle, certify_tol=certify_tol, log=method_log, control=control)
+            first = warm_phase_one(inst, oracle, certify_tol=certify_tol, log=method_log, control=control)
             phase_one_time = first.seconds
             control.record("phase 1", "phase_one", {}, "certified" if first.certified else "not_certified",
                            "converged" if first.converged else "stopped", first.seconds, first.newton_steps)

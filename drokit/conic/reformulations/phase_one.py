@@ -255,7 +255,7 @@ def exact_objective(inst: DROInstance, oracle, theta: np.ndarray):
 def phase_one(inst: DROInstance, oracle, *, tau0: float = 1e-1, tau_min: float = 1e-4,
               margin: float = 1e-2, max_solves: int = 60, prox: float = 1.0,
               inexact: float = INEXACT, floor_solves: int = FLOOR_SOLVES,
-              certify_tol: Optional[float] = None,
+              certify_tol: Optional[float] = None, start: Optional[np.ndarray] = None,
               log: Optional[Callable[[str], None]] = None, control=None) -> PhaseOneResult:
     """Approximate minimization of the exact objective by smoothed Newton cutting planes (module
     docstring); returns the best point, its certified upper bound and the near-active bundle.
@@ -284,6 +284,14 @@ def phase_one(inst: DROInstance, oracle, *, tau0: float = 1e-1, tau_min: float =
 
     theta = np.zeros(dim)
     theta[-1] = 2.0 * (float(inst.loss.lipschitz) + barrier.lam0)   # beta = 0: strictly feasible
+    if start is not None:
+        theta = np.array(start, dtype=float)
+        theta[~np.isin(np.arange(dim), free)] = 0.0
+        intercept, coef, lam = split_theta(inst, theta)
+        # strictly inside the cone barrier's region
+        theta[-1] = max(lam, 1.01 * lambda_floor(inst, coef), 1.01 * barrier.lam0 + 1e-9)
+        if not barrier.feasible(theta):
+            theta[-1] = 2.0 * max(theta[-1], 1e-9)
     upper, sep = exact(theta)
     best, best_sep = theta.copy(), sep
     rows = concat_rows([enumerate_configurations(inst, nominal_only=True), sep.rows])
@@ -296,6 +304,7 @@ def phase_one(inst: DROInstance, oracle, *, tau0: float = 1e-1, tau_min: float =
     bound_time = 0.0
     model_error = 0.0
     unsettled = 0                          # solves at this temperature that found rows missing
+    settled_at_tau = 0                     # solves at this temperature that found no significant row missing
     while solves < max_solves:
         master.center, master.prox = best, prox * tau
         # a model that missed rows by ``model_error`` at the last point is solved only to a fraction of that
@@ -339,14 +348,16 @@ def phase_one(inst: DROInstance, oracle, *, tau0: float = 1e-1, tau_min: float =
             break                          # still missing rows: the conic masters do better from here
         if not settled:
             continue                       # the working set misses rows that matter at this tau
-        if tau <= floor:
+        settled_at_tau += 1
+        if tau <= floor and settled_at_tau >= 2:
             converged = True
             break
-        # tau * 0.1 usually lands a rounding error above floor, so the last temperature gets a second solve
-        # before the exit above.  Measured: that second solve is what gives the barrier master a start it can
-        # center from (without it, synthetic N = 1,000 kappa = inf fell back to the conic masters, 0.36 -> 2.3 s)
-        tau = max(floor, tau * 0.1)
-        unsettled = 0
+        # the last temperature needs two settled solves before the exit above.  Measured: the second one is what
+        # gives the barrier master a start it can center from (without it, synthetic N = 1,000 kappa = inf fell
+        # back to the conic masters, 0.36 -> 2.3 s; radius 0.1, 0.37 -> 0.59 s with a restart)
+        if tau > floor:
+            tau = floor if tau * 0.1 < 1.01 * floor else tau * 0.1
+            unsettled = settled_at_tau = 0
     intercept, coef, lam = split_theta(inst, best)
     lam = max(lam, lambda_floor(inst, coef))
     # every row the oracle returned is in the master (new ones are added before any exit)

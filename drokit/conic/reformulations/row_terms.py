@@ -182,6 +182,13 @@ class RowTerms:
             return u, value, slope, curv
         return u, self.slope * u + self.offset, self.slope, None
 
+    def term_values(self, u: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        """The loss values of the terms ``idx`` at margins ``u`` (one per term of ``idx``): ``L(u)``, or the
+        piece's ``a_j u + b_j``."""
+        if self.slope is None:
+            return self.inst.loss.value(u)
+        return self.slope[idx] * u + self.offset[idx]
+
     def slopes(self, u: np.ndarray):
         """``(L'(u), L''(u))`` per term (the pieces' slopes and ``None`` for a piecewise-affine loss)."""
         if self.slope is None:

@@ -37,7 +37,7 @@ def structured_master(inst: DROInstance, oracle, rows, first, *, tol: float,
     mu = first.tau / inst.n_samples
     fallback = level_max_features(inst).size > 0
     plain = barrier_master(inst, oracle, rows, first.intercept, first.coef, first.lam, upper=first.upper_bound,
-                           mu=mu, tol=tol, log=log, control=control,
+                           mu=mu, tol=tol, log=log, control=control, kink_search=not fallback,
                            centering_steps=PLAIN_CENTERING_STEPS if fallback else CENTERING_MAX_STEPS)
     if plain.certified or not fallback or (control is not None and control.should_stop()):
         return plain

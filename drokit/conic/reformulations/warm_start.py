@@ -1,0 +1,78 @@
+"""Multilevel warm start of phase 1: the same DRO problem on a random subsample first.
+
+Phase 1 (:mod:`.phase_one`) cold-starts from ``beta = 0`` with the nominal rows only.  Its first smoothed
+masters then see no perturbed row at all, jump to the plain (non-robust) fit and meet the exact objective far
+above their model there: on synthetic 10 + 10 with N = 100,000 (``kappa = inf``, radius 0.1) the jump's exact
+value was 1.34 against 0.54 at the optimum, and the oracle's ~91,000 rows there doubled the working set that
+every later Newton step pays for (2.2 N rows carried, 1.1 N near-active at the end).
+
+The empirical DRO objective ``F_N(theta) = lambda eps + sum_n p_n max_k (l_k - lambda c_k)`` is an average
+over the samples, so its minimizer on a uniform subsample of ``M`` rows (the weights ``p`` renormalized) is
+close to the full one (statistically, ``O(1/sqrt(M))``).  Phase 1 on the full data then starts from that
+point and from the oracle's rows there (the near-active set of a nearby point), at a smaller first temperature.
+Applied recursively (``N -> N/10 -> ...`` down to :data:`SUBSAMPLE_FROM`), the levels cost a geometric series:
+about a tenth more than the top level alone.  The subsample only moves the start: the certificate is computed on
+the full data as before, so a poor subsample costs time, never correctness.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Callable, Optional
+
+import numpy as np
+
+from ...models.instance import DROInstance
+from .phase_one import PhaseOneResult, phase_one
+
+#: phase 1 on at least this many samples starts from the point of a subsample of ``N / SUBSAMPLE_RATIO`` rows
+SUBSAMPLE_FROM = 20_000
+SUBSAMPLE_RATIO = 10
+#: the first temperature (relative) of a warm-started phase 1, and the last one of a subsample's phase 1 (its
+#: point only seeds the next level, whose own statistical error is far above ``1e-3``)
+WARM_TAU = 1e-3
+#: the subsample is drawn with this seed: fits are deterministic
+SUBSAMPLE_SEED = 0
+
+
+def subsample(inst: DROInstance, size: int, seed: int = SUBSAMPLE_SEED) -> DROInstance:
+    """``inst`` restricted to ``size`` samples drawn uniformly without replacement (in their original order),
+    with the sample weights renormalized to sum to 1 (uniform stays uniform)."""
+    rng = np.random.default_rng(seed)
+    index = np.sort(rng.choice(inst.n_samples, size=size, replace=False))
+    weight = None
+    if inst.sample_weight is not None:
+        w = np.asarray(inst.sample_weight, dtype=float)[index]
+        weight = w / w.sum()
+    data = replace(inst.data, X=inst.data.X[index], Z=inst.data.Z[index])
+    return replace(inst, data=data, y=np.asarray(inst.y)[index], sample_weight=weight)
+
+
+def subsample_point(inst: DROInstance, oracle, *, log: Optional[Callable[[str], None]] = None,
+                    control=None) -> Optional[np.ndarray]:
+    """``theta = (beta_0, beta, lambda)`` of a phase 1 on a subsample of ``inst`` (itself warm-started the same
+    way), or ``None`` below :data:`SUBSAMPLE_FROM` samples or when the subsample's phase 1 found nothing usable."""
+    n = inst.n_samples
+    if n < SUBSAMPLE_FROM:
+        return None
+    sub = subsample(inst, n // SUBSAMPLE_RATIO)
+    if sub.is_classification and np.unique(sub.y).size < 2:
+        return None
+    result = warm_phase_one(sub, type(oracle)(sub), tau_min=WARM_TAU, log=log, control=control)
+    if log is not None:
+        log(f"warm start: phase 1 on {sub.n_samples:,} of {n:,} samples, value {result.upper_bound:.9f} "
+            f"({result.rounds} solves, {result.seconds:.2f} s)")
+    if not np.isfinite(result.upper_bound):
+        return None
+    offset = 1 if inst.fit_intercept else 0
+    return np.r_[[result.intercept] if offset else [], result.coef, result.lam]
+
+
+def warm_phase_one(inst: DROInstance, oracle, *, log: Optional[Callable[[str], None]] = None, control=None,
+                   **options) -> PhaseOneResult:
+    """:func:`.phase_one.phase_one`, started from :func:`subsample_point` when ``inst`` is large enough (first
+    temperature :data:`WARM_TAU`); ``options`` go to ``phase_one``."""
+    start = subsample_point(inst, oracle, log=log, control=control)
+    if start is not None:
+        options = {**options, "start": start, "tau0": max(WARM_TAU, options.get("tau_min", 0.0))}
+    return phase_one(inst, oracle, log=log, control=control, **options)
