@@ -191,7 +191,8 @@ def test_restricted_line_is_phi_up_to_a_constant(seed):
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_kink_search_never_worsens_and_returns_the_settled_point(seed):
+def test_kink_search_never_worsens_and_returns_the_settled_point(seed, monkeypatch):
+    monkeypatch.setattr(cen, "KINK_TERMS", 1.0)          # search whatever the components touch
     master, theta, mu, rng = _master(seed, -8)
     value, s, at = master.settled(theta, mu)
     dtheta, _, _, _ = master.direction(theta, s, mu, at)
@@ -211,3 +212,16 @@ def test_reversed_components():
     # |-1| and |-0.5| >= 0.25 * 2 with a flipped sign; -0.1 is too small; lambda is never searched
     assert list(cen.reversed_components(previous, now)) == [0, 3]
     assert cen.reversed_components(previous, np.zeros(5)).size == 0
+
+
+def test_kink_search_skips_components_that_touch_many_samples(monkeypatch):
+    """The search is for rarely used parameters: components touching more than ``KINK_TERMS`` of the terms are left
+    to Newton (the same point comes back, no evaluation)."""
+    master, theta, mu, _ = _master(1, -8)
+    value, s, at = master.settled(theta, mu)
+    dtheta, _, _, _ = master.direction(theta, s, mu, at)
+    columns = np.array([1])                                     # a numerical coefficient: every term
+    calls = []
+    monkeypatch.setattr(cen, "restricted_line", lambda *a, **k: calls.append(1))
+    point, _, _, value2 = cen.kink_search(master, theta, value, s, at, columns, dtheta, 0.5, mu)
+    assert point is theta and value2 == value and not calls

@@ -24,6 +24,9 @@ POLISH_STEPS = 3
 ZIGZAG_STEP = 0.1
 ZIGZAG_SHARE = 0.25
 KINK_EVALS = 40
+#: ... when those components touch at most this fraction of the terms (the kinks of rarely used parameters; the
+#: search on binary features touching half the samples made sun2025 spect at unit weights 0.29 -> 0.81 s)
+KINK_TERMS = 0.1
 
 
 def reversed_components(previous: np.ndarray, dtheta: np.ndarray) -> np.ndarray:
@@ -78,6 +81,8 @@ def kink_search(master: EpigraphBarrier, theta: np.ndarray, value: float, s: np.
     large and Newton leaves it alone."""
     direction = np.zeros_like(theta)
     direction[columns] = dtheta[columns]
+    if master.terms_touching(columns).size > KINK_TERMS * master.n_terms:
+        return theta, s, at, value         # not a rare parameter's kink: a search would cost many full evaluations
     restricted = restricted_line(master, theta, at[1], direction, mu)
     golden = (np.sqrt(5.0) - 1.0) / 2.0
     lo, hi = -2.0 * t, 2.0 * t
