@@ -143,6 +143,9 @@ class _Barriers:
     def feasible(self, theta: np.ndarray) -> bool:
         return all(part.feasible(theta) for part in self.parts)
 
+    def value(self, theta: np.ndarray, mu: float) -> float:
+        return float(sum(part.value(theta, mu) for part in self.parts))
+
     def __call__(self, theta: np.ndarray, mu: float):
         value, grad, hess = self.parts[0](theta, mu)
         for part in self.parts[1:]:

@@ -58,7 +58,7 @@ def restricted_line(master: EpigraphBarrier, theta: np.ndarray, u: np.ndarray, d
         point = theta + x * direction
         if not master.barrier.feasible(point) or (master.box is not None and not master.box.feasible(point)):
             return np.inf
-        extra = master.barrier(point, mu)[0] + master._prox(point)
+        extra = master.barrier.value(point, mu) + master._prox(point)
         if not terms.size:
             return float(extra)
         top, slack = epigraph_levels(groups, master.term_values(u0 + x * du, terms) - cost, mu)

@@ -158,7 +158,7 @@ class EpigraphBarrier(RowTerms):
         s, slack = self.epigraph(v, mu)
         if not np.all(slack > 0):
             return np.inf, None, None
-        bv, _, _ = self.barrier(theta, mu)
+        bv = self.barrier.value(theta, mu)
         if self.box is not None:
             bv += self.box(theta, mu)[0]
         value = float(theta[-1] * self.inst.radius + self.p @ s - mu * np.sum(np.log(slack)) + bv)

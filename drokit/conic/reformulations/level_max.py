@@ -228,6 +228,11 @@ class LevelBounds:
     def feasible(self, theta: np.ndarray) -> bool:
         return bool(np.all(self.dense @ theta > 0)) if self.dense.size else True
 
+    def value(self, theta: np.ndarray, mu: float) -> float:
+        """The barrier's value alone: a line search's trial points need no ``(2 F a) x d`` Hessian product (the
+        300-level table: 2.4 s of a 7.7 s fit went to Hessians of values only)."""
+        return -mu * float(np.sum(np.log(self.dense @ theta))) if self.dense.size else 0.0
+
     def __call__(self, theta: np.ndarray, mu: float) -> Tuple[float, np.ndarray, np.ndarray]:
         if not self.dense.size:
             return 0.0, np.zeros(theta.size), np.zeros((theta.size, theta.size))

@@ -133,7 +133,7 @@ class _SmoothedMaster(RowTerms):
         v = ell - theta[-1] * self.cost
         top = np.maximum.reduceat(v, self.starts)
         phi = top + tau * np.log(np.add.reduceat(np.exp((v - top[self.segment]) / tau), self.starts))
-        bv, _, _ = self.barrier(theta, mu)
+        bv = self.barrier.value(theta, mu)
         return theta[-1] * self.inst.radius + float(self.segment_p @ phi) + bv + self._prox(theta)
 
     def _prox(self, theta: np.ndarray) -> float:

@@ -329,6 +329,10 @@ class ConeBarrier:
         w = theta[self.cols] * self.scale
         return bool(lam - np.linalg.norm(w, ord=self.q) > 0)
 
+    def value(self, theta: np.ndarray, mu: float) -> float:
+        """The barrier's value alone (a line search's)."""
+        return float(self(theta, mu)[0])
+
     def __call__(self, theta: np.ndarray, mu: float):
         d = self.dim
         lam = theta[-1]

@@ -243,7 +243,7 @@ class SlopeSplitObjective:
     def value(self, theta: np.ndarray, tau: float, mu: float) -> float:
         if not self.barrier.feasible(theta):
             return np.inf
-        return self._evaluate(theta, tau, False) + self.barrier(theta, mu)[0]
+        return self._evaluate(theta, tau, False) + self.barrier.value(theta, mu)
 
     def derivatives(self, theta: np.ndarray, tau: float, mu: float):
         """``F_tau``'s value, gradient and Hessian (module docstring) plus the cone barrier's.
