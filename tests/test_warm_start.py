@@ -136,6 +136,19 @@ def test_subsample_sizes_order_and_weights():
     assert subw.sample_weight == pytest.approx(w[idx] / w[idx].sum())
 
 
+def test_warm_start_option_off(monkeypatch):
+    """``method_options={"warm_start": False}``: phase 1 starts cold whatever the size."""
+    X, y = _data(300, seed=6)
+    prob = _problem("classification", "logistic", 1.0, 1.0)
+    called = []
+    monkeypatch.setattr(ws, "SUBSAMPLE_FROM", 100)
+    monkeypatch.setattr(ws, "subsample", lambda *a, **k: called.append(1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = prob.compile(X, y, "cutting_plane").solve(method_options={"warm_start": False})
+    assert res.status == "optimal" and not called
+
+
 def test_small_data_is_not_subsampled(monkeypatch):
     X, y = _data(300, seed=4)
     prob = _problem("classification", "logistic", np.inf, 1.0)

@@ -114,6 +114,9 @@ class CuttingPlaneOptions:
     #: the separable categorical cost; needs ``p = 1`` there) or ``"auto"`` (the slope split
     #: after an unconverged phase 1 on wide data with many weight classes, :func:`.slope_search.use_slope_split`)
     search: str = "auto"
+    #: phase 1 on large data starts from the point of a phase 1 on a subsample (:mod:`.warm_start`, from
+    #: ``SUBSAMPLE_FROM`` samples on); False: from ``beta = 0`` and the nominal rows
+    warm_start: bool = True
     verbose: bool = False
 
     def validate(self) -> None:
@@ -238,7 +241,8 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
         certify_tol = options.gap_tol if options.structured_master else None
         split = use_slope_split(inst, options.search)
         if split != "first":
-            first = warm_phase_one(inst, oracle, certify_tol=certify_tol, log=method_log, control=control)
+            first = warm_phase_one(inst, oracle, certify_tol=certify_tol, log=method_log, control=control,
+                                   warm=options.warm_start)
             phase_one_time = first.seconds
             control.record("phase 1", "phase_one", {}, "certified" if first.certified else "not_certified",
                            "converged" if first.converged else "stopped", first.seconds, first.newton_steps)

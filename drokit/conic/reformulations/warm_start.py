@@ -69,10 +69,10 @@ def subsample_point(inst: DROInstance, oracle, *, log: Optional[Callable[[str], 
 
 
 def warm_phase_one(inst: DROInstance, oracle, *, log: Optional[Callable[[str], None]] = None, control=None,
-                   **options) -> PhaseOneResult:
-    """:func:`.phase_one.phase_one`, started from :func:`subsample_point` when ``inst`` is large enough (first
-    temperature :data:`WARM_TAU`); ``options`` go to ``phase_one``."""
-    start = subsample_point(inst, oracle, log=log, control=control)
+                   warm: bool = True, **options) -> PhaseOneResult:
+    """:func:`.phase_one.phase_one`, started from :func:`subsample_point` when ``warm`` and ``inst`` is large enough
+    (first temperature :data:`WARM_TAU`); ``options`` go to ``phase_one``."""
+    start = subsample_point(inst, oracle, log=log, control=control) if warm else None
     if start is not None:
         options = {**options, "start": start, "tau0": max(WARM_TAU, options.get("tau_min", 0.0))}
     return phase_one(inst, oracle, log=log, control=control, **options)
