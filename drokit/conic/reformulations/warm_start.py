@@ -17,6 +17,8 @@ the full data as before, so a poor subsample costs time, never correctness.
 
 from __future__ import annotations
 
+import dataclasses
+import time
 from dataclasses import replace
 from typing import Callable, Optional
 
@@ -72,7 +74,11 @@ def warm_phase_one(inst: DROInstance, oracle, *, log: Optional[Callable[[str], N
                    warm: bool = True, **options) -> PhaseOneResult:
     """:func:`.phase_one.phase_one`, started from :func:`subsample_point` when ``warm`` and ``inst`` is large enough
     (first temperature :data:`WARM_TAU`); ``options`` go to ``phase_one``."""
+    t0 = time.perf_counter()
     start = subsample_point(inst, oracle, log=log, control=control) if warm else None
-    if start is not None:
-        options = {**options, "start": start, "tau0": max(WARM_TAU, options.get("tau_min", 0.0))}
-    return phase_one(inst, oracle, log=log, control=control, **options)
+    if start is None:
+        return phase_one(inst, oracle, log=log, control=control, **options)
+    options = {**options, "start": start, "tau0": max(WARM_TAU, options.get("tau_min", 0.0))}
+    before = time.perf_counter() - t0
+    result = phase_one(inst, oracle, log=log, control=control, **options)
+    return dataclasses.replace(result, seconds=result.seconds + before)     # the subsample levels included
