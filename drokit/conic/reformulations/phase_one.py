@@ -10,7 +10,8 @@ is convex, and one call of an exact separation oracle (at ``s = 0``) returns eve
 maximizing row, hence ``F`` itself.  This phase minimizes it approximately, to find where the active
 rows are, before the exact conic master certifies the optimum (:mod:`.cutting_plane`):
 
-1. Keep a working set ``W_n`` of rows per sample (at first: the nominal row and the oracle's row).
+1. Keep a working set ``W_n`` of rows per sample (at first: the nominal row and the oracle's row at the start,
+   ``beta = 0`` or, on large data, a subsample's point: :mod:`.warm_start`).
 2. Minimize the *entropic smoothing* of the restricted problem, with temperature ``tau``:
 
        F_tau(theta) = lambda eps + sum_n p_n tau log sum_{r in W_n} exp(v_r(theta) / tau)
@@ -271,6 +272,9 @@ def phase_one(inst: DROInstance, oracle, *, tau0: float = 1e-1, tau_min: float =
     ``upper - lower <= certify_tol max(1, |upper|)`` (small or tie-free problems).  Smaller temperatures do
     not pay: Newton's region of fast convergence on ``F_tau`` shrinks with ``tau`` (60-step stalls below
     1e-5 on synthetic 10 + 10, N = 10,000); :mod:`.barrier_master` takes over from here.
+
+    ``start``: ``theta = (beta_0, beta, lambda)`` to start from (``lambda`` lifted strictly inside the cone) instead of
+    ``beta = 0`` (:mod:`.warm_start` gives a subsample's point, with ``tau0 = 1e-3``).
 
     ``control`` (a :class:`~drokit.run_control.RunControl`): progress lines, and a stop after the current
     solve (unconverged, with the best point) once the fit's time limit has passed or an interrupt arrived."""
