@@ -149,6 +149,29 @@ def test_warm_start_option_off(monkeypatch):
     assert res.status == "optimal" and not called
 
 
+def test_subsample_skips_zero_weights():
+    """Samples of weight 0 are never drawn (a subsample of them only would have no objective)."""
+    X, y = _data(200, seed=8)
+    w = np.zeros(200)
+    w[::5] = np.arange(1.0, 41.0)                                  # 40 samples of positive weight
+    inst = _bound(_problem("classification", "logistic", 1.0, 1.0), X, y, w)
+    sub = ws.subsample(inst, 30)
+    assert sub.n_samples == 30 and np.all(sub.sample_weight > 0)
+    assert sub.sample_weight.sum() == pytest.approx(1.0)
+    assert ws.subsample(inst, 100).n_samples == 40                 # all the positive ones
+
+
+def test_weighted_fit_with_zero_weights_warm_started(monkeypatch):
+    X, y = _data(400, seed=9)
+    w = np.where(np.arange(400) % 3 == 0, 0.0, 1.0 + np.arange(400) % 4)
+    prob = _problem("classification", "logistic", 1.0, 1.0)
+    reference = _fit(prob, X, y, w, method="monolithic")
+    monkeypatch.setattr(ws, "SUBSAMPLE_FROM", 100)
+    warm = _fit(prob, X, y, w)
+    assert warm.status == "optimal"
+    assert warm.objective == pytest.approx(reference.objective, rel=2e-6)
+
+
 def test_small_data_is_not_subsampled(monkeypatch):
     X, y = _data(300, seed=4)
     prob = _problem("classification", "logistic", np.inf, 1.0)

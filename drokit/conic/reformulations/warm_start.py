@@ -39,9 +39,13 @@ SUBSAMPLE_SEED = 0
 
 def subsample(inst: DROInstance, size: int, seed: int = SUBSAMPLE_SEED) -> DROInstance:
     """``inst`` restricted to ``size`` samples drawn uniformly without replacement (in their original order),
-    with the sample weights renormalized to sum to 1 (uniform stays uniform)."""
+    with the sample weights renormalized to sum to 1 (uniform stays uniform).  Samples of weight 0 (they add
+    nothing to the objective) are never drawn; when fewer than ``size`` have a positive weight, all of those."""
     rng = np.random.default_rng(seed)
-    index = np.sort(rng.choice(inst.n_samples, size=size, replace=False))
+    pool = np.arange(inst.n_samples)
+    if inst.sample_weight is not None:
+        pool = np.flatnonzero(np.asarray(inst.sample_weight, dtype=float) > 0)
+    index = np.sort(rng.choice(pool, size=min(size, pool.size), replace=False))
     weight = None
     if inst.sample_weight is not None:
         w = np.asarray(inst.sample_weight, dtype=float)[index]
