@@ -256,7 +256,7 @@ def exact_objective(inst: DROInstance, oracle, theta: np.ndarray):
 def phase_one(inst: DROInstance, oracle, *, tau0: float = 1e-1, tau_min: float = 1e-4,
               margin: float = 1e-2, max_solves: int = 60, prox: float = 1.0,
               inexact: float = INEXACT, floor_solves: int = FLOOR_SOLVES,
-              certify_tol: Optional[float] = None, start: Optional[np.ndarray] = None,
+              certify_tol: Optional[float] = None, start: Optional[np.ndarray] = None, stage: str = "phase 1",
               log: Optional[Callable[[str], None]] = None, control=None) -> PhaseOneResult:
     """Approximate minimization of the exact objective by smoothed Newton cutting planes (module
     docstring); returns the best point, its certified upper bound and the near-active bundle.
@@ -273,7 +273,7 @@ def phase_one(inst: DROInstance, oracle, *, tau0: float = 1e-1, tau_min: float =
     not pay: Newton's region of fast convergence on ``F_tau`` shrinks with ``tau`` (60-step stalls below
     1e-5 on synthetic 10 + 10, N = 10,000); :mod:`.barrier_master` takes over from here.
 
-    ``start``: ``theta = (beta_0, beta, lambda)`` to start from (``lambda`` lifted strictly inside the cone) instead of
+    ``stage``: the name of its progress lines.  ``start``: ``theta = (beta_0, beta, lambda)`` to start from (``lambda`` lifted strictly inside the cone) instead of
     ``beta = 0`` (:mod:`.warm_start` gives a subsample's point, with ``tau0 = 1e-3``).
 
     ``control`` (a :class:`~drokit.run_control.RunControl`): progress lines, and a stop after the current
@@ -336,7 +336,7 @@ def phase_one(inst: DROInstance, oracle, *, tau0: float = 1e-1, tau_min: float =
                 f"model {model:.9f} rows {master.rows.size} new {fresh.size} ({k} Newton steps)"
                 + (f" lower {lower:.9f}" if np.isfinite(lower) else ""))
         if control is not None:
-            control.progress("phase 1", f"smoothing {tau:.0e}, best value {upper:.9g}, {master.rows.size:,} rows")
+            control.progress(stage, f"smoothing {tau:.0e}, best value {upper:.9g}, {master.rows.size:,} rows")
         if fresh.size:
             grown = concat_rows([master.rows, take_rows(sep.rows, fresh)])
             master = None          # the old design is freed before the new one is built (peak memory at N = 1M)

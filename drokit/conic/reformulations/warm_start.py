@@ -64,7 +64,8 @@ def subsample_point(inst: DROInstance, oracle, *, log: Optional[Callable[[str], 
     sub = subsample(inst, n // SUBSAMPLE_RATIO)
     if sub.is_classification and np.unique(sub.y).size < 2:
         return None
-    result = warm_phase_one(sub, type(oracle)(sub), tau_min=WARM_TAU, log=log, control=control)
+    result = warm_phase_one(sub, type(oracle)(sub), tau_min=WARM_TAU, log=log, control=control,
+                            stage=f"phase 1 on a subsample of {sub.n_samples:,}")
     if log is not None:
         log(f"warm start: phase 1 on {sub.n_samples:,} of {n:,} samples, value {result.upper_bound:.9f} "
             f"({result.rounds} solves, {result.seconds:.2f} s)")
