@@ -4,7 +4,7 @@ along Newton components that reverse from step to step (the kinks of rarely used
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Optional
 
 import numpy as np
 
@@ -40,13 +40,15 @@ def reversed_components(previous: np.ndarray, dtheta: np.ndarray) -> np.ndarray:
 
 
 def restricted_line(master: EpigraphBarrier, theta: np.ndarray, u: np.ndarray, direction: np.ndarray,
-                    mu: float) -> Callable[[float], float]:
+                    mu: float, terms: Optional[np.ndarray] = None) -> Callable[[float], float]:
     """``x -> phi_mu(theta + x direction) - C`` for a ``direction`` that moves parameters only (``lambda`` fixed),
     ``C`` a constant, evaluated on the samples those parameters touch (:meth:`EpigraphBarrier.terms_touching`):
     every other sample's epigraph level and slacks stay as they are.  ``u`` holds the terms' margins at ``theta``
-    (:meth:`EpigraphBarrier.settled`'s).  Cost: the touched terms, not the working set."""
+    (:meth:`EpigraphBarrier.settled`'s); ``terms``: those touched terms when the caller has them.  Cost: the touched
+    terms, not the working set."""
     columns = np.flatnonzero(direction[:-1])
-    terms = master.terms_touching(columns)
+    if terms is None:
+        terms = master.terms_touching(columns)
     seg = master.segment[terms]
     starts = np.flatnonzero(np.r_[True, np.diff(seg) != 0]) if terms.size else np.zeros(0, dtype=int)
     groups = SampleGroups.of(starts, terms.size, master.p[seg[starts]])
@@ -81,9 +83,10 @@ def kink_search(master: EpigraphBarrier, theta: np.ndarray, value: float, s: np.
     large and Newton leaves it alone."""
     direction = np.zeros_like(theta)
     direction[columns] = dtheta[columns]
-    if master.terms_touching(columns).size > KINK_TERMS * master.n_terms:
+    terms = master.terms_touching(columns)
+    if terms.size > KINK_TERMS * master.n_terms:
         return theta, s, at, value         # not a rare parameter's kink: a search would cost many full evaluations
-    restricted = restricted_line(master, theta, at[1], direction, mu)
+    restricted = restricted_line(master, theta, at[1], direction, mu, terms)
     golden = (np.sqrt(5.0) - 1.0) / 2.0
     lo, hi = -2.0 * t, 2.0 * t
     a, b = hi - golden * (hi - lo), lo + golden * (hi - lo)

@@ -13,7 +13,7 @@ formulas are in its module docstring.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, Optional, Tuple
+from typing import Optional, Tuple
 
 import numpy as np
 
@@ -112,7 +112,6 @@ class EpigraphBarrier(RowTerms):
         self.groups = SampleGroups.of(self.starts, self.n_terms, self.p)
         self.single, self.single_term = self.groups.single, self.groups.single_term
         self.multi_terms = self.groups.multi_terms
-        self._touching: Dict[bytes, np.ndarray] = {}            # terms_touching's cache
 
     def _prox(self, theta: np.ndarray) -> float:
         if not self.prox:
@@ -132,16 +131,13 @@ class EpigraphBarrier(RowTerms):
     def terms_touching(self, columns: np.ndarray) -> np.ndarray:
         """The terms of every sample with a term whose design row is nonzero in one of ``columns`` (sorted): the
         terms whose ``v_r`` or epigraph level moves when only those parameters move."""
-        key = np.asarray(columns, dtype=np.int64).tobytes()
-        if key not in self._touching:
-            if self.dense is not None:
-                hit = np.flatnonzero(np.any(self.dense[:, columns] != 0, axis=1))
-            else:
-                hit = np.flatnonzero(np.diff(self.A[:, columns].tocsr().indptr) > 0)
-            touched = np.zeros(self.starts.size, dtype=bool)
-            touched[self.segment[hit]] = True
-            self._touching[key] = np.flatnonzero(touched[self.segment])
-        return self._touching[key]
+        if self.dense is not None:
+            hit = np.flatnonzero(np.any(self.dense[:, columns] != 0, axis=1))
+        else:
+            hit = np.flatnonzero(np.diff(self.A[:, columns].tocsr().indptr) > 0)
+        touched = np.zeros(self.starts.size, dtype=bool)
+        touched[self.segment[hit]] = True
+        return np.flatnonzero(touched[self.segment])
 
     def settled(self, theta: np.ndarray, mu: float):
         """``(phi_mu(theta), s*(theta), (slacks, margins u))``: ``f_mu`` minimized over ``s`` exactly

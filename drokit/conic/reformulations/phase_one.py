@@ -273,8 +273,9 @@ def phase_one(inst: DROInstance, oracle, *, tau0: float = 1e-1, tau_min: float =
     not pay: Newton's region of fast convergence on ``F_tau`` shrinks with ``tau`` (60-step stalls below
     1e-5 on synthetic 10 + 10, N = 10,000); :mod:`.barrier_master` takes over from here.
 
-    ``stage``: the name of its progress lines.  ``start``: ``theta = (beta_0, beta, lambda)`` to start from (``lambda`` lifted strictly inside the cone) instead of
-    ``beta = 0`` (:mod:`.warm_start` gives a subsample's point, with ``tau0 = 1e-3``).
+    ``start``: ``theta = (beta_0, beta, lambda)`` to start from (``lambda`` lifted strictly inside the cone) instead
+    of ``beta = 0`` (:mod:`.warm_start` gives a subsample's point, with ``tau0 = 1e-3``).  ``stage``: the name of its
+    progress lines.
 
     ``control`` (a :class:`~drokit.run_control.RunControl`): progress lines, and a stop after the current
     solve (unconverged, with the best point) once the fit's time limit has passed or an interrupt arrived."""

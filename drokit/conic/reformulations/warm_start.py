@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from dataclasses import replace
 from typing import Callable, Optional
 
 import numpy as np
@@ -42,16 +41,16 @@ def subsample(inst: DROInstance, size: int, seed: int = SUBSAMPLE_SEED) -> DROIn
     with the sample weights renormalized to sum to 1 (uniform stays uniform).  Samples of weight 0 (they add
     nothing to the objective) are never drawn; when fewer than ``size`` have a positive weight, all of those."""
     rng = np.random.default_rng(seed)
-    pool = np.arange(inst.n_samples)
-    if inst.sample_weight is not None:
-        pool = np.flatnonzero(np.asarray(inst.sample_weight, dtype=float) > 0)
+    if inst.sample_weight is None:
+        pool, weight = np.arange(inst.n_samples), None
+    else:
+        weight = np.asarray(inst.sample_weight, dtype=float)
+        pool = np.flatnonzero(weight > 0)
     index = np.sort(rng.choice(pool, size=min(size, pool.size), replace=False))
-    weight = None
-    if inst.sample_weight is not None:
-        w = np.asarray(inst.sample_weight, dtype=float)[index]
-        weight = w / w.sum()
-    data = replace(inst.data, X=inst.data.X[index], Z=inst.data.Z[index])
-    return replace(inst, data=data, y=np.asarray(inst.y)[index], sample_weight=weight)
+    if weight is not None:
+        weight = weight[index] / weight[index].sum()
+    data = dataclasses.replace(inst.data, X=inst.data.X[index], Z=inst.data.Z[index])
+    return dataclasses.replace(inst, data=data, y=np.asarray(inst.y)[index], sample_weight=weight)
 
 
 def subsample_point(inst: DROInstance, oracle, *, log: Optional[Callable[[str], None]] = None,
