@@ -268,7 +268,9 @@ def test_fractional_dual_point_at_arbitrary_points_is_below_the_optimum(seed):
         design = dense_row_design(di, master.rows, layout=space.layout)
         frac, mass, slopes = space.fractional(rows_d, mass, slopes, theta, mu, bounds, sp.csr_matrix(design))
         # costs: at least the expected cost of each row's distribution (equal when D adds over features)
-        distributions = bounds.level_distributions(theta, mu)
+        # (the central path's distributions, balanced on the dummy columns as fractional() does)
+        distributions = space.balanced(bounds.level_distributions(theta, mu), rows_d, mass, slopes,
+                                       sp.csr_matrix(design))
         for k in rng.choice(frac.size, size=min(frac.size, 25), replace=False):
             expected = _expected_cost(di, int(frac.sample[k]), master.rows.Z[k], bool(frac.flip[k]), space,
                                       distributions)
@@ -335,16 +337,13 @@ def uncertified_under_mutation() -> int:
 
 
 def test_wrong_level_distributions_stay_valid_but_lose_tightness(monkeypatch):
-    """Uniform level distributions in place of the multipliers' keep every bound valid (any distribution is a
-    dual point) but the certified cases no longer close their gap: the tightness check above can fail."""
-    def uniform(self, theta, mu):
-        out = {}
-        for position in self.used:
-            a = self.columns.real_levels[self.feature_of(int(position))]
-            out[int(position)] = np.full(a, 1.0 / a)
-        return out
+    """Uniform level distributions in place of the balanced ones (:meth:`LevelMaxColumns.balanced`) keep every
+    bound valid (any distribution is a dual point) but the certified cases no longer close their gap: the
+    tightness check above can fail."""
+    def uniform(self, distributions, *args, **kwargs):
+        return {position: np.full(q.size, 1.0 / q.size) for position, q in distributions.items()}
 
-    monkeypatch.setattr(lm.LevelBounds, "level_distributions", uniform)
+    monkeypatch.setattr(lm.LevelMaxColumns, "balanced", uniform)
     assert uncertified_under_mutation() >= 5
 
 

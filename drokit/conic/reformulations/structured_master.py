@@ -15,9 +15,13 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable, Optional
 
+import numpy as np
+
 from ...models.instance import DROInstance
+from ...oracles.enumeration import concat_rows, enumerate_configurations, unique_rows
 from .barrier_master import CENTERING_MAX_STEPS, GAP_FLOOR, BarrierMasterResult, barrier_master
 from .level_max import level_max_features
+from .phase_one import phase_one_applies
 
 #: Newton steps of one centering after which the plain attempt gives up where the level-max retry follows (the
 #: retry, and the plain attempt on data without features of 3+ levels, take :data:`.barrier_master.CENTERING_MAX_STEPS`).
@@ -56,3 +60,39 @@ def structured_master(inst: DROInstance, oracle, rows, first, *, tol: float,
                                centerings=plain.centerings + retry.centerings,
                                oracle_calls=plain.oracle_calls + retry.oracle_calls,
                                seconds=plain.seconds + retry.seconds, history=plain.history + retry.history)
+
+
+#: the barrier weight of :func:`certificate_polish`, times ``1 / N``: the model is (near) optimal, so the central path
+#: is entered close to its end.  On the 300-level table (5,000 rows, kappa = inf, radius 0.1) from Clarabel's model:
+#: 1e-4 certified in 4 centerings, 72 Newton steps, 1.9 s; 1e-6 in 3 centerings, 97 steps, 2.6 s
+POLISH_MU = 1e-4
+
+
+def certificate_polish(inst: DROInstance, oracle, intercept: float, coef, lam: float, upper: float, *,
+                       rows=None, tol: float, log: Optional[Callable[[str], None]] = None,
+                       control=None) -> Optional[BarrierMasterResult]:
+    """A certified dual point near a model another method found (a conic master's, whose dual objective is a bound
+    only up to its solver's residuals), when the Lagrangian bound at the model's own worst-case distribution does
+    not reach it: the barrier master (with level-max columns where a mutable categorical feature has three levels
+    or more under the mismatch cost) from the model ``(intercept, coef, lam)`` of exact value ``upper``, over
+    ``rows`` (default: the nominal rows and the oracle's maximizers at the model), until its own certified gap is
+    within ``tol``.  Its bound is an explicit dual point evaluated exactly
+    (:func:`drokit.evaluation.lower_bound.lagrangian_bound`), valid whatever the model.
+
+    Why it is needed: at an optimum with *tied levels* (rare levels of a many-level feature whose coefficients
+    meet at the feature's maximum or minimum), the KKT multipliers spread every sample's change over the tied
+    levels, while the oracle's maximizer names one level per sample: the Lagrangian bound at the worst-case
+    distribution then stalls far below (the 300-level table at 300 rows: 0.0046 against an optimum of 0.3251),
+    and the conic master's dual objective was the only bound reported.  The level-max columns'
+    central-path multipliers are that spread (:mod:`.level_max`, "Certificate").
+
+    Returns ``None`` where the barrier master does not apply (adversarial losses, penalties, an infinite
+    Lipschitz constant)."""
+    if not phase_one_applies(inst):
+        return None
+    coef = np.asarray(coef, dtype=float)
+    if rows is None:
+        at_model = oracle.separate(intercept, coef, lam, np.zeros(inst.n_samples)).rows
+        rows = unique_rows(concat_rows([enumerate_configurations(inst, nominal_only=True), at_model]))
+    return barrier_master(inst, oracle, rows, intercept, coef, lam, upper=upper, mu=POLISH_MU / inst.n_samples,
+                          tol=tol, log=log, control=control, level_max=level_max_features(inst).size > 0)
