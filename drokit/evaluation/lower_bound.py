@@ -38,8 +38,9 @@ The multipliers come from the worst-case distribution of the returned model
 (:func:`~drokit.evaluation.worst_case_distribution.worst_case_support`, at most ``N + 1`` atoms) with
 slopes ``alpha_k = L'(u_k)``; at a kink of a piecewise-affine loss the slope starts at the middle of the
 subdifferential, which the repair can move.  At an optimum these are the KKT multipliers, so the bound
-meets the upper bound up to the optimization error of the model.  Not covered (``None``): adversarial
-losses (the attack shift depends on ``beta``) and l1 / l2 penalties.
+meets the upper bound up to the optimization error of the model.  With an l1 / l2 penalty the penalized
+coefficients' columns need no exact zero: the penalty prices ``g_j`` (:func:`_penalized_bound`).  Not covered
+(``None``): adversarial losses (the attack shift depends on ``beta``).
 """
 
 from __future__ import annotations
@@ -93,7 +94,7 @@ def certified_lower_bound(inst: DROInstance, intercept: float, coef: np.ndarray,
                           upper: Optional[float] = None, tol: float = 1e-9,
                           rows: Optional[ConfigurationRows] = None, control=None) -> Optional[LowerBound]:
     """The Lagrangian lower bound of the module docstring for the model ``(intercept, coef)``; ``None``
-    where it does not apply (adversarial loss, penalties, a model whose worst case is infinite).
+    where it does not apply (adversarial loss, a model whose worst case is infinite).
 
     First at the worst-case distribution of the model with slopes ``L'(u)``; while that bound is not
     within ``tol`` (relative) of ``upper`` (ties among maximizers: the worst-case distribution is not
@@ -103,15 +104,17 @@ def certified_lower_bound(inst: DROInstance, intercept: float, coef: np.ndarray,
     e.g. the cutting plane's last master); the largest bound found.  ``control``: the fit's
     :class:`~drokit.run_control.RunControl`, which records the KKT programs' solver calls."""
     from .worst_case_distribution import worst_case_support
-    if hasattr(inst.loss, "at") or inst.penalized:
+    if hasattr(inst.loss, "at"):
         return None
     support = worst_case_support(inst, intercept, coef)
     if not np.isfinite(support.value):
         return None
-    upper = support.value if upper is None else float(upper)
+    upper = support.value + inst.penalty_value(coef) if upper is None else float(upper)
     slopes, room = _initial_slopes(inst.loss, _margins(inst, support.rows, intercept, coef))
-    best = lagrangian_bound(inst, support.rows, support.mass, slopes, room)
+    best = lagrangian_bound(inst, support.rows, support.mass, slopes, room, coef=coef)
     enumerated = support.method in ("enumeration", "nominal")
+    # with a penalty the free and norm-priced columns aim at its gradient at the model, not at 0
+    target = np.r_[np.zeros(int(inst.fit_intercept)), penalty_gradient(inst, coef)] if inst.penalized else None
     for widen in CANDIDATE_RTOLS:
         if upper - best.value <= tol * max(1.0, abs(upper)):
             break
@@ -125,9 +128,9 @@ def certified_lower_bound(inst: DROInstance, intercept: float, coef: np.ndarray,
             break                                  # the oracle returns maximizers only: nothing to widen
         if candidates.size > KKT_MAX_ROWS:
             break                                  # too large to be cheap: the caller falls back (source "method")
-        point = kkt_multipliers(inst, candidates, intercept, coef, control=control)
+        point = kkt_multipliers(inst, candidates, intercept, coef, control=control, target=target)
         if point is not None:
-            candidate = lagrangian_bound(inst, candidates, *point)
+            candidate = lagrangian_bound(inst, candidates, *point, coef=coef)
             if candidate.value > best.value:
                 best = candidate
     return best
@@ -147,7 +150,8 @@ def _near_maximizers(inst: DROInstance, rows: ConfigurationRows, intercept: floa
     return take_rows(rows, np.flatnonzero(keep))
 
 
-def kkt_multipliers(inst: DROInstance, rows: ConfigurationRows, intercept: float, coef: np.ndarray, control=None):
+def kkt_multipliers(inst: DROInstance, rows: ConfigurationRows, intercept: float, coef: np.ndarray, control=None,
+                    target: Optional[np.ndarray] = None):
     """Masses and slopes on ``rows`` (the rows near their sample's maximum at the model) from the Lagrange
     dual of the problem restricted to these rows, a small conic program over the masses ``m`` and the slope
     masses ``v = m alpha``:
@@ -162,8 +166,10 @@ def kkt_multipliers(inst: DROInstance, rows: ConfigurationRows, intercept: float
     (:data:`SMOOTH_BAND`) around ``L'(u_k)``.  The feasibility conditions are soft (weight ``M``): a model
     optimal only to a solver's tolerance may not have every row of the exact optimum's support among its
     near-maximizers.  :func:`lagrangian_bound` then makes the point exactly feasible and evaluates it
-    exactly, so this program only chooses the point.  Returns ``(mass, slopes, room)`` or ``None`` when the
-    program is not solved."""
+    exactly, so this program only chooses the point.  ``target`` (one entry per column of ``theta`` without
+    ``lambda``): what ``A^T (sigma v)`` should equal instead of 0 -- with a penalty, its gradient at the model
+    (:func:`penalty_gradient`), on the free and on the norm-priced columns (whose budget then pays only the rest).
+    Returns ``(mass, slopes, room)`` or ``None`` when the program is not solved."""
     from ..conic.builder import Affine, ProgramBuilder
     from ..losses.conjugate import dual_hypograph
     from ..metrics.costs import NormCost
@@ -191,9 +197,17 @@ def kkt_multipliers(inst: DROInstance, rows: ConfigurationRows, intercept: float
     else:
         value = w.sum() - v.premultiply(shift[None, :])
     weighted = sp.csr_matrix(A.multiply(sigma[:, None])).T.tocsr()     # one row per column of theta
+    aim = np.zeros(weighted.shape[0]) if target is None else np.asarray(target, dtype=float)
+    # with an l1 penalty a coefficient at 0 lets its column's sum lie anywhere in [-l1, l1]
+    width = np.zeros(weighted.shape[0])
+    if inst.l1_penalty:
+        offset = 1 if inst.fit_intercept else 0
+        width[offset:] = np.where(penalty_zeros(inst, coef), float(inst.l1_penalty), 0.0)
     if free.size:
         r = pb.var("residual", free.size)
-        pb.add_nonneg(Affine.vstack([r - v.premultiply(weighted[free]), r + v.premultiply(weighted[free])]))
+        pb.add_nonneg(r)
+        pb.add_nonneg(Affine.vstack([r - v.premultiply(weighted[free]) + aim[free] + width[free],
+                                     r + v.premultiply(weighted[free]) - aim[free] + width[free]]))
         value = value - r.sum() * weight
     eps = float(inst.radius)
     if True:  # at radius 0 too: costly rows then carry no mass
@@ -203,7 +217,7 @@ def kkt_multipliers(inst: DROInstance, rows: ConfigurationRows, intercept: float
             offset = 1 if inst.fit_intercept else 0
             t = pb.var("norm", 1)
             gamma = np.asarray(inst.metric.gamma, dtype=float)[limited - offset]
-            g_L = v.premultiply(sp.diags(gamma) @ weighted[limited])
+            g_L = v.premultiply(sp.diags(gamma) @ weighted[limited]) - gamma * aim[limited]
             NormCost(p=inst.metric.dual_p).add_dual_norm_leq(pb, g_L, t, np.ones(limited.size))
             spent = spent + t * (1.0 / lip)
         over = pb.var("over_budget", 1)
@@ -229,12 +243,14 @@ def kkt_multipliers(inst: DROInstance, rows: ConfigurationRows, intercept: float
 
 
 def lagrangian_bound(inst: DROInstance, rows: ConfigurationRows, mass: np.ndarray, slopes: np.ndarray,
-                     room: Optional[np.ndarray] = None, bvls: bool = True) -> LowerBound:
+                     room: Optional[np.ndarray] = None, bvls: bool = True,
+                     coef: Optional[np.ndarray] = None) -> LowerBound:
     """Repair the dual point ``(rows, mass, slopes)`` and evaluate its Lagrangian (module docstring).
 
     ``room``: how far each slope may move in the repair (default: its distance to the slope domain's ends).
     ``bvls``: whether the last resort of the repair, a dense bounded least-squares problem (:func:`_bvls_repair`,
-    seconds at 1,000 rows), may run; a search that bounds many points in passing turns it off.
+    seconds at 1,000 rows), may run; a search that bounds many points in passing turns it off.  ``coef``: the
+    model the point comes from, if any (a penalized bound splits the norm-priced columns by it: :func:`_penalized_bound`).
     Returns ``-inf`` as the value when the free-column conditions cannot be met."""
     loss = inst.loss
     lo, hi = slope_domain(loss)
@@ -242,36 +258,140 @@ def lagrangian_bound(inst: DROInstance, rows: ConfigurationRows, mass: np.ndarra
     sigma, shift = inst.row_signs(rows.sample, rows.flip)
     A = _row_matrix(inst, rows)
     free, limited = _column_roles(inst)
-    # the free columns' conditions g_F = 0, keeping g_L (the budget) as it is when the rows allow it
-    kept = np.concatenate([free, limited])
+    offset = 1 if inst.fit_intercept else 0
+    l1, l2 = float(inst.l1_penalty), float(inst.l2_penalty)
+    # a penalized coefficient's column needs no exact zero (the penalty prices g_j: _penalty_relief); with an l1
+    # penalty alone it needs |g_j| <= l1.  Unpenalized free columns (the intercept) need g_j = 0
+    exact = free[free < offset] if inst.penalized else free
+    priced = free[free >= offset] if inst.penalized else free[:0]
     g0 = A.T @ (mass * slopes * sigma)
-    target = np.concatenate([np.zeros(free.size), g0[limited]])
-    repaired = _repair_free_columns(A[:, kept], target, mass, sigma, slopes, room, lo, hi, bvls)
-    if repaired is None and limited.size:
-        repaired = _repair_free_columns(A[:, free], np.zeros(free.size), mass, sigma, slopes, room, lo, hi, bvls)
+    if l2 > 0:                                      # every |g_j| is priced: nothing to repair on these columns
+        priced_target = np.zeros(0)
+        priced_cols = priced[:0]
+    else:                                           # l1 alone: into [-l1, l1]
+        priced_cols = priced
+        priced_target = np.clip(g0[priced], -l1, l1)
+    # the free columns' conditions, keeping g_L (the budget) as it is when the rows allow it; with an l1 penalty
+    # alone the penalized columns aim at g clipped into [-l1, l1], else at 0 (inside that box, and reachable
+    # where the clipped value is not: rows of one label reach only one sign)
+    kept = np.concatenate([exact, priced_cols, limited])
+    n_free = exact.size + priced_cols.size
+    targets = [priced_target] + ([np.zeros(priced_cols.size)] if priced_cols.size else [])
+    repaired = None
+    for aim in targets:
+        target = np.concatenate([np.zeros(exact.size), aim, g0[limited]])
+        repaired = _repair_free_columns(A[:, kept], target, mass, sigma, slopes, room, lo, hi, bvls)
+        if repaired is None and limited.size:
+            repaired = _repair_free_columns(A[:, kept[:n_free]], target[:n_free], mass, sigma, slopes, room, lo, hi,
+                                            bvls)
+        if repaired is not None:
+            break
     if repaired is None:
-        return LowerBound(-np.inf, rows, mass, slopes, 1.0, float(np.max(np.abs(g0[free]), initial=0.0)))
+        return LowerBound(-np.inf, rows, mass, slopes, 1.0, float(np.max(np.abs(g0[exact]), initial=0.0)))
     slopes = repaired
     g = A.T @ (mass * slopes * sigma)
-    residual = float(np.max(np.abs(g[free]), initial=0.0))
+    residual = float(np.max(np.abs(g[exact]), initial=0.0))
     if residual > RESIDUAL_RTOL * max(1.0, float(np.max(np.abs(mass * slopes), initial=0.0))):
         return LowerBound(-np.inf, rows, mass, slopes, 1.0, residual)
     value = mass * (-slopes * shift - conjugate(loss, slopes))
     eps = float(inst.radius)
     lip = float(loss.lipschitz)
     gamma = np.asarray(inst.metric.gamma, dtype=float)
-    offset = 1 if inst.fit_intercept else 0
-    norm = float(np.linalg.norm(gamma[limited - offset] * g[limited], ord=inst.metric.numerical.validated_p())) \
-        if limited.size else 0.0
-    spent = float(mass @ rows.cost) + (norm / lip if lip > 0 else (np.inf if norm > 0 else 0.0))
+    p_norm = inst.metric.numerical.validated_p()
+    S_c = float(mass @ rows.cost)
     # at radius 0 the ball holds P_N and its costless moves: masses on costly rows are mixed away (t = 0)
     lam0 = lip / float(inst.metric.kappa) if not inst.is_classification and np.isfinite(inst.metric.kappa) else 0.0
+    if inst.penalized:
+        return _penalized_bound(inst, rows, mass, slopes, residual, value, g, priced, limited, S_c, lam0, coef)
+    norm = float(np.linalg.norm(gamma[limited - offset] * g[limited], ord=p_norm)) if limited.size else 0.0
+    spent = S_c + (norm / lip if lip > 0 else (np.inf if norm > 0 else 0.0))
     if spent <= eps:
         return LowerBound(float(np.sum(value) + lam0 * (eps - spent)), rows, mass, slopes, 1.0, residual)
     t = eps / spent if np.isfinite(spent) else 0.0
     at_zero = float(conjugate(loss, np.zeros(1))[0])
     bound = t * float(np.sum(value)) - (1.0 - t) * float(np.sum(inst.p)) * at_zero
     return LowerBound(float(bound), rows, mass, slopes, t, residual)
+
+
+def _penalty_relief(g: np.ndarray, l1: float, l2: float) -> float:
+    """``sum_j min_b (g_j b + l1 |b| + l2 b^2)``: ``-(|g_j| - l1)_+^2 / (4 l2)`` each, or with ``l2 = 0`` 0 when every
+    ``|g_j| <= l1`` (else ``-inf``)."""
+    excess = np.maximum(np.abs(g) - l1, 0.0)
+    if l2 > 0:
+        return -float(np.sum(excess ** 2)) / (4.0 * l2)
+    return 0.0 if not np.any(excess > 0) else -np.inf
+
+
+def penalty_gradient(inst: DROInstance, coef: np.ndarray, g: Optional[np.ndarray] = None) -> np.ndarray:
+    """``-(l1 sign(beta) + 2 l2 beta)`` per coefficient: the part of ``g = sum_k m_k alpha_k sigma_k a_k`` the penalty
+    pays at a penalized optimum (stationarity ``g_j + l1 s_j + 2 l2 beta_j = 0``, ``s_j`` in the subdifferential of
+    ``|beta_j|``); where ``beta_j = 0``, ``clip(g_j, -l1, l1)`` when ``g`` is given (else 0)."""
+    beta = np.asarray(coef, dtype=float)
+    zero = penalty_zeros(inst, beta)
+    out = -(float(inst.l1_penalty) * np.sign(beta) + 2.0 * float(inst.l2_penalty) * beta)
+    out[zero] = 0.0
+    if g is not None:
+        out = np.where(zero, np.clip(g, -float(inst.l1_penalty), float(inst.l1_penalty)), out)
+    return out
+
+
+#: with an l1 penalty a coefficient within this (relative to ``max(1, max |beta|)``) of 0 counts as 0: a solver's
+#: 1e-9 where the lasso's optimum is 0 (its multiplier can then be anywhere in ``[-l1, l1]``, not ``-l1 sign``)
+PENALTY_ZERO_RTOL = 1e-7
+
+
+def penalty_zeros(inst: DROInstance, beta: np.ndarray) -> np.ndarray:
+    """The coefficients an l1 penalty holds at 0 (within :data:`PENALTY_ZERO_RTOL`; none without an l1 penalty)."""
+    beta = np.asarray(beta, dtype=float)
+    if not inst.l1_penalty:
+        return beta == 0
+    return np.abs(beta) <= PENALTY_ZERO_RTOL * max(1.0, float(np.max(np.abs(beta), initial=0.0)))
+
+
+def _penalized_bound(inst: DROInstance, rows, mass, slopes, residual, value, g, priced, limited, S_c, lam0,
+                     coef: Optional[np.ndarray] = None) -> LowerBound:
+    """The Lagrangian bound with the penalty ``l1 ||beta||_1 + l2 ||beta||^2`` (belbasi2023's r-MixF; the intercept
+    is not penalized).  After Fenchel on the loss the Lagrangian is ``sum value + lam (eps - S_c) + g' theta +
+    pen(beta)``, minimized over the feasible ``(theta, lam)``:
+
+    * a penalized free column (dummies, immutable numerical features) gives ``min_b (g_j b + l1 |b| + l2 b^2)``
+      (:func:`_penalty_relief`);
+    * the norm-priced numerical columns split ``g_L = g_1 + g_2``: ``g_1`` is paid by the budget as without a
+      penalty (the cone ``lip ||Gamma^{-1} beta_L||_* <= lam``: ``spent = S_c + ||Gamma g_1||_p / lip``, giving
+      ``lam_0 (eps - spent)``), ``g_2`` by the penalty.  Any split is valid; the best of ``g_2 = 0``, the soft
+      threshold ``g_2 = clip(g_L, -l1, l1)`` (free for the penalty, the smallest ``g_1`` per entry) and, given the
+      model ``coef``, ``g_2`` = the penalty's gradient (:func:`penalty_gradient`, tight at a penalized optimum);
+    * a budget overspent (``spent > eps``) is met by mixing with the nominal rows at slope 0, as without a penalty
+      (``m' = t m + (1 - t) p``, ``t = eps / spent``: ``g`` and ``spent`` scale by ``t``; :attr:`LowerBound.scale`)."""
+    loss = inst.loss
+    eps, lip = float(inst.radius), float(loss.lipschitz)
+    l1, l2 = float(inst.l1_penalty), float(inst.l2_penalty)
+    offset = 1 if inst.fit_intercept else 0
+    at_zero = float(conjugate(loss, np.zeros(1))[0])
+    total_p = float(np.sum(inst.p))
+    base = float(np.sum(value))
+    gamma = np.asarray(inst.metric.gamma, dtype=float)[limited - offset]
+    p_norm = inst.metric.numerical.validated_p()
+    g_L = g[limited]
+
+    def bound_with(g2: np.ndarray):
+        g1 = g_L - g2
+        norm = float(np.linalg.norm(gamma * g1, ord=p_norm)) if limited.size else 0.0
+        spent = S_c + (norm / lip if lip > 0 else (np.inf if norm > 0 else 0.0))
+        t = 1.0 if spent <= eps else (eps / spent if np.isfinite(spent) else 0.0)
+        relief = _penalty_relief(t * g[priced], l1, l2) + _penalty_relief(t * g2, l1, l2)
+        value_t = t * base - (1.0 - t) * total_p * at_zero
+        return value_t + lam0 * max(eps - t * spent, 0.0) + relief, t
+
+    best, scale = bound_with(np.zeros(limited.size))
+    splits = [np.clip(g_L, -l1, l1)] if limited.size and l1 > 0 else []
+    if coef is not None and limited.size:
+        splits.append(penalty_gradient(inst, np.asarray(coef, dtype=float)[limited - offset], g_L))
+    for g2 in splits:
+        candidate, t = bound_with(g2)
+        if candidate > best:
+            best, scale = candidate, t
+    return LowerBound(float(best), rows, mass, slopes, scale, residual)
 
 
 # ------------------------------------------------------------------------------------------ pieces

@@ -313,8 +313,9 @@ def _scenarios(X_num, Z, levels, y, task, delta, cat_p, kappa, nominal_only=Fals
 # --------------------------------------------------------------------------------------
 def dro_value(X_num, Z, levels, y, *, task, loss, loss_param=None, radius, norm_p=1,
               gamma=None, delta=None, cat_p=1.0, kappa=np.inf, fit_intercept=True,
-              solver_opts=None, units=None):
-    """Optimal value of min_beta sup_{W_1(Q, P_N) <= radius} E_Q[loss] by enumeration.
+              solver_opts=None, units=None, l1_penalty=0.0, l2_penalty=0.0):
+    """Optimal value of min_beta sup_{W_1(Q, P_N) <= radius} E_Q[loss] by enumeration (plus
+    ``l1_penalty ||beta||_1 + l2_penalty ||beta||_2^2`` over every coefficient but the intercept).
 
     Returns dict(value, b0, bx, bz, lam, s, status).  lam is None when radius == 0 (ERM).
     ``units``: optional per-feature level-cost matrices (see :func:`categorical_distance`).
@@ -354,6 +355,10 @@ def dro_value(X_num, Z, levels, y, *, task, loss, loss_param=None, radius, norm_
         if task == "regression" and np.isfinite(kappa):
             cons.append(lip <= lam * kappa)
         objective = lam * eps + cp.sum(s) / N
+    if l1_penalty:
+        objective = objective + l1_penalty * cp.norm1(beta[1:])
+    if l2_penalty:
+        objective = objective + l2_penalty * cp.sum_squares(beta[1:])
     prob = cp.Problem(cp.Minimize(objective), cons)
     # Degenerate optima (e.g. beta = 0 for logistic at a large radius) can make Clarabel
     # stop at "AlmostSolved"; retry with slightly looser / unequilibrated settings.
