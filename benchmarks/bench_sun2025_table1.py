@@ -72,7 +72,7 @@ Where the paper is silent, we assume (the reference code, spec §6.2 / §8, wher
 One row per (dataset, weights).  For the calibrated settings the row summarises the draws, one per rho
 mean (default all four, as the paper's mean over instances): "ours s" is the mean time over draws,
 "rounds" the range of cutting-plane rounds, "rel.gap" the largest, "objective" the mean optimal value
-(a regression fingerprint, not a comparable quantity), "status" the statuses with their counts.
+(a regression fingerprint, not a comparable quantity), "status" the statuses with their counts, the methods, and where the lower bounds came from (`lagrangian` / `barrier`: an explicit dual point evaluated exactly; `method`: the conic solver's dual objective).
 "paper Graph" / "paper DP" are the paper's mean times (MOSEK 10, one core of an AMD EPYC 7513) for that
 setting; "ours/Graph" divides our mean time by the paper's Graph time.
 
@@ -226,6 +226,12 @@ def fmt_row(cells, markdown: bool) -> str:
     return " ".join(out).rstrip()
 
 
+def bound_source(res) -> str:
+    """Where the certificate's lower bound came from (``result_.auxiliary["lower_bound"]["source"]``): ``lagrangian`` /
+    ``barrier`` (an explicit dual point evaluated exactly) or ``method`` (the conic solver's dual objective)."""
+    return str(res.auxiliary.get("lower_bound", {}).get("source", "?"))
+
+
 def summary_row(name, N, n, m, weights, runs, frees, fl, published):
     """One row from the runs of a (dataset, weights): ``runs`` = [(time, result) | (None, error)]."""
     ok = [(t, r) for t, r in runs if t is not None]
@@ -244,7 +250,8 @@ def summary_row(name, N, n, m, weights, runs, frees, fl, published):
     status = (next(iter(counts)) if len(counts) == 1 and len(runs) == 1 else
               ", ".join(f"{s} x{k}" for s, k in counts.items()))
     methods = sorted({r.method for _, r in ok})
-    status += f" ({'/'.join(methods)})"
+    sources = Counter(bound_source(r) for _, r in ok)
+    status += f" ({'/'.join(methods)}; bound {', '.join(f'{s} x{k}' for s, k in sorted(sources.items()))})"
     rr = f"{min(rounds)}" if min(rounds) == max(rounds) else f"{min(rounds)}-{max(rounds)}"
     return [name, N, n, m, weights, free, f"{ours:.2f}", rr, f"{max(r.relative_gap for _, r in ok):.1e}",
             f"{np.mean([r.objective for _, r in ok]):.8f}",
@@ -320,7 +327,8 @@ def main():
                     fl = floor_time(schema.design(schema.transform(X)).toarray(), 2.0 * y - 1.0)  # y in {-1, +1}
                 if args.per_draw and mean is not None and not args.markdown:
                     print(f"  {label}: {t:.2f} s, {len(res.history)} rounds, rel.gap {res.relative_gap:.1e}, "
-                          f"objective {res.objective:.8f}, free {free}, {res.status} ({res.method})", flush=True)
+                          f"objective {res.objective:.8f}, free {free}, {res.status} ({res.method}), bound "
+                          f"{bound_source(res)}", flush=True)
             row = summary_row(name, len(y), n, m, weights, runs, frees, fl, PUBLISHED[name][weights])
             print(fmt_row(row, args.markdown), flush=True)
     if failures:   # a benchmark check: every fit must be certified with the defaults
