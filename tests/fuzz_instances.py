@@ -1,6 +1,6 @@
 """Seeded random tiny DRO instances checked against the independent brute-force reference (issue 21).
 
-``draw_instance(seed)`` draws a tiny mixed numerical / categorical instance, deterministically from
+``draw_instance(seed)`` draws a tiny mixed numerical / categorical instance (l1 / l2 penalties too), deterministically from
 the seed; ``check_instance(inst, method, oracle)`` fits it with drokit's DEFAULT settings (only the
 method and, for the cutting plane, the oracle are chosen) and compares the fit with
 :mod:`tests.reference.brute_force`, which enumerates every categorical configuration with cvxpy and
@@ -103,7 +103,8 @@ class Instance:
     feature weights (``inf``: immutable); ``ordinal`` the categorical positions priced by rank distance
     ``delta_l |v - v'|`` (drokit's :class:`~drokit.OrdinalCost`), the others by mismatch;
     ``sample_weight`` integer weights or None; ``api`` ``"estimator"`` (DROClassifier / DRORegressor)
-    or ``"problem"`` (dk.Problem.compile().solve()).
+    or ``"problem"`` (dk.Problem.compile().solve()); ``l1_penalty`` / ``l2_penalty`` the penalty
+    ``l1 ||beta||_1 + l2 ||beta||_2^2`` on every coefficient but the intercept.
     """
 
     seed: int
@@ -123,6 +124,8 @@ class Instance:
     ordinal: Tuple[int, ...] = ()
     sample_weight: Optional[np.ndarray] = None
     api: str = "estimator"
+    l1_penalty: float = 0.0
+    l2_penalty: float = 0.0
 
     # ---------------------------------------------------------------- shape
     @property
@@ -152,7 +155,7 @@ class Instance:
             delta=[num(d) for d in self.delta], kappa=num(self.kappa), ordinal=list(self.ordinal),
             sample_weight=None if self.sample_weight is None else self.sample_weight.tolist(),
             api=self.api, X_num=np.round(self.X_num, 6).tolist(), Z=self.Z.tolist(),
-            y=np.round(self.y, 6).tolist())
+            y=np.round(self.y, 6).tolist(), l1_penalty=self.l1_penalty, l2_penalty=self.l2_penalty)
 
     @classmethod
     def from_description(cls, d: dict) -> "Instance":
@@ -170,7 +173,8 @@ class Instance:
                    delta=np.asarray([float(v) for v in d["delta"]]), kappa=float(d["kappa"]),
                    ordinal=tuple(int(l) for l in d["ordinal"]),
                    sample_weight=None if d["sample_weight"] is None else np.asarray(d["sample_weight"], int),
-                   api=d["api"])
+                   api=d["api"], l1_penalty=float(d.get("l1_penalty", 0.0)),
+                   l2_penalty=float(d.get("l2_penalty", 0.0)))
 
     def summary(self) -> str:
         """One line: the parameters without the data."""
@@ -178,6 +182,8 @@ class Instance:
         par = "" if self.loss_param is None else f"({self.loss_param:.3g})"
         w = "" if self.sample_weight is None else f" w={d['sample_weight']}"
         ordn = f" ordinal={d['ordinal']}" if self.ordinal else ""
+        ordn += f" l1={self.l1_penalty:g}" if self.l1_penalty else ""
+        ordn += f" l2={self.l2_penalty:g}" if self.l2_penalty else ""
         return (f"seed={self.seed} {self.task} {self.loss}{par} N={self.n_samples} n={self.n_numerical} "
                 f"levels={d['levels']} radius={self.radius:.4g} p={d['norm_p']} cat_p={self.cat_p:g} "
                 f"gamma={np.round(self.gamma, 3).tolist()} delta={np.round(self.delta, 3).tolist()} "
@@ -217,12 +223,17 @@ class Instance:
         X_num, Z, y = self.repeated()
         try:
             sol = bf.dro_value(X_num, Z, list(self.levels), y, solver_opts=solver_opts,
-                               **self.reference_kwargs())
+                               l1_penalty=self.l1_penalty, l2_penalty=self.l2_penalty, **self.reference_kwargs())
             risk = bf.worst_case_risk((sol["b0"], sol["bx"], sol["bz"]), X_num, Z, list(self.levels), y,
                                       **self.reference_kwargs())
         except RuntimeError:
             return None
-        return min(float(sol["value"]), float(risk))
+        return min(float(sol["value"]), float(risk) + self.penalty(np.r_[sol["bx"], sol["bz"]]))
+
+    def penalty(self, coef: np.ndarray) -> float:
+        """``l1 ||coef||_1 + l2 ||coef||_2^2`` (the intercept is not among ``coef``)."""
+        coef = np.asarray(coef, dtype=float)
+        return float(self.l1_penalty * np.sum(np.abs(coef)) + self.l2_penalty * np.sum(coef ** 2))
 
     @functools.cached_property
     def reference(self) -> Optional[float]:
@@ -244,7 +255,8 @@ class Instance:
         order: numerical columns, then the dummies of each categorical feature, level 0 dropped)."""
         X_num, Z, y = self.repeated()
         beta = (float(intercept), coef[:self.n_numerical], coef[self.n_numerical:])
-        return float(bf.worst_case_risk(beta, X_num, Z, list(self.levels), y, **self.reference_kwargs()))
+        return float(bf.worst_case_risk(beta, X_num, Z, list(self.levels), y, **self.reference_kwargs())) \
+            + self.penalty(coef)
 
     # ---------------------------------------------------------------- drokit's view
     def frame(self) -> pd.DataFrame:
@@ -290,8 +302,9 @@ def draw_instance(seed: int) -> Instance:
     random real feature weights (equal categorical weights 40% of the time, so that the sorting
     oracle applies), kappa inf or finite (50/50), an immutable feature (weight inf) 20% of the time, an
     OrdinalCost on the 3-level features 25% of the time, integer sample weights 1-3 30% of the time,
-    radius uniform in [0.01, 1] or exactly 0 (10%).  Logistic instances are redrawn until the
-    optimum is attained (the data are not separable along the unpenalized directions).
+    radius uniform in [0.01, 1] or exactly 0 (10%), an l1 and / or l2 penalty 20% of the time (drawn last,
+    so that the other fields of a seed are those drawn before penalties existed).  Logistic instances are
+    redrawn until the optimum is attained (the data are not separable along the unpenalized directions).
     """
     rng = np.random.default_rng([21, int(seed)])
     task = "classification" if rng.random() < 0.5 else "regression"
@@ -332,9 +345,15 @@ def draw_instance(seed: int) -> Instance:
         else:  # tiny N, many columns: a positive radius and label flips make the optimum attained
             kappa = round(float(rng.uniform(0.5, 3.0)), 3)
             radius = radius or round(float(rng.uniform(0.01, 1.0)), 4)
+    l1 = l2 = 0.0
+    if rng.random() < 0.2:
+        kind = int(rng.integers(3))
+        l1 = round(float(rng.uniform(0.005, 0.1)), 4) if kind in (0, 2) else 0.0
+        l2 = round(float(rng.uniform(0.005, 0.2)), 4) if kind in (1, 2) else 0.0
     return Instance(seed=int(seed), task=task, loss=loss, loss_param=loss_param, X_num=np.round(X_num, 6),
                     Z=Z, levels=levels, y=np.round(y, 6), radius=radius, norm_p=norm_p, cat_p=cat_p,
-                    gamma=gamma, delta=delta, kappa=kappa, ordinal=ordinal, sample_weight=weights, api=api)
+                    gamma=gamma, delta=delta, kappa=kappa, ordinal=ordinal, sample_weight=weights, api=api,
+                    l1_penalty=l1, l2_penalty=l2)
 
 
 # ------------------------------------------------------------------------------------------ methods
@@ -384,9 +403,11 @@ def fit(inst: Instance, method: str, oracle: Optional[str] = None) -> dk.FitResu
     w = None if inst.sample_weight is None else inst.sample_weight.astype(float)
     if inst.api == "estimator":
         cls = dk.DROClassifier if inst.task == "classification" else dk.DRORegressor
-        est = cls(loss=inst.loss_object(), ambiguity=amb, method=method, method_options=options)
+        est = cls(loss=inst.loss_object(), ambiguity=amb, method=method, method_options=options,
+                  l1_penalty=inst.l1_penalty, l2_penalty=inst.l2_penalty)
         return est.fit(X, y, sample_weight=w).result_
-    problem = dk.Problem(loss=inst.loss_object(), ambiguity=amb, task=inst.task)
+    problem = dk.Problem(loss=inst.loss_object(), ambiguity=amb, task=inst.task, l1_penalty=inst.l1_penalty,
+                         l2_penalty=inst.l2_penalty)
     return problem.compile(X, y, method, sample_weight=w).solve(method_options=options)
 
 
