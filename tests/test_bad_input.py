@@ -152,7 +152,23 @@ def test_one_class_only():
 @pytest.mark.parametrize("y", [np.resize([0, 1, 2], N), np.resize(["a", "b", "c"], N)])
 def test_more_than_two_classes(y):
     X, _ = data()
-    assert_fit_fails(clf(), X, y, dk.DataError, "Only binary classification.*y has 3 classes")
+    assert_fit_fails(clf(), X, y, dk.DataError, "Only binary classification.*y has 3 classes.*OneVsRestClassifier")
+
+
+def test_the_error_s_one_vs_rest_recipe_fits_and_certifies_every_class():
+    """What the message proposes works: one certified binary DRO model per class, each equal to the binary fit
+    of "class k against the rest", and probabilities over the three classes."""
+    from sklearn.multiclass import OneVsRestClassifier
+    X, _ = data()
+    y = np.resize(["a", "b", "c"], N)
+    ovr = OneVsRestClassifier(clf()).fit(X, y)
+    assert list(ovr.classes_) == ["a", "b", "c"]
+    for k, model in zip(ovr.classes_, ovr.estimators_):
+        assert model.result_.status == "optimal"
+        alone = clf().fit(X, (y == k).astype(int))
+        assert model.result_.objective == pytest.approx(alone.result_.objective, rel=1e-9)
+    proba = ovr.predict_proba(X)
+    assert proba.shape == (N, 3) and np.allclose(proba.sum(axis=1), 1.0)
 
 
 def test_continuous_target_for_classifier():

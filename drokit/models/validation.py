@@ -75,8 +75,10 @@ def encode_binary_labels(y, n_samples: int) -> Tuple[np.ndarray, np.ndarray]:
             raise DataError(f"Unknown label type: y is continuous ({classes.size} distinct values); a "
                             f"classifier needs two classes (use DRORegressor for a continuous target)")
         raise DataError(f"Only binary classification is supported: y has {classes.size} classes "
-                        f"({classes.tolist()[:10]}); map the task to two classes first (e.g. majority "
-                        f"class vs rest)")
+                        f"({classes.tolist()[:10]}); for more classes wrap the estimator, "
+                        f"sklearn.multiclass.OneVsRestClassifier(dk.DROClassifier(...)): one certified binary "
+                        f"DRO model per class, each robust for its own one-vs-rest task (a joint multinomial "
+                        f"DRO model is not available yet), or map the task to two classes")
     return np.where(y == classes[1], 1.0, -1.0), classes
 
 
