@@ -94,3 +94,34 @@ def test_dp_near_rows_are_exact_and_cover_every_budget_within_the_margin(task, w
                         assert key in mine and mine[key] == pytest.approx(top, abs=1e-10), key
                 capped = dp.separate(b0, coef, lam, s, near_margin=margin, near_limit=1)
                 assert np.all(np.bincount(capped.near.sample, minlength=inst.n_samples) <= 1)
+
+
+@pytest.mark.parametrize("task", ["classification", "regression"])
+@pytest.mark.parametrize("keep_tables", [True, False])
+def test_fixed_model_separation_equals_the_oracle_at_every_lambda(task, keep_tables, monkeypatch):
+    """:class:`~drokit.oracles.dp.FixedModelSeparation` (one model's DP tables computed once, for the worst-case
+    evaluation's search over lambda) returns exactly what :meth:`DPOracle.separate` returns at ``s = 0``: the
+    same violations, costs and configurations, bit for bit, with the loss tables kept or recomputed, for mismatch
+    and ordinal costs (samples that cannot reach every budget), finite and infinite kappa."""
+    import drokit.oracles.dp as dp_module
+    from drokit.oracles.dp import FixedModelSeparation
+    if not keep_tables:
+        monkeypatch.setattr(dp_module, "FIXED_TABLE_ENTRIES", 0)
+    rng = np.random.default_rng(7)
+    costs = [dk.MismatchCost(weights=[0.6, 1.3, 2.0, 0.9]), dk.OrdinalCost(weights=[0.5, 1.0, 1.0, 0.7], features=["x2", "x3", "x5"])]
+    for loss in LOSSES[task][:2]:
+        for cost in costs:
+            for kappa in ([np.inf, 0.8] if task == "classification" else [np.inf]):
+                inst = mixed_instance(int(rng.integers(1e6)), task, loss, cost, kappa, (4, 3, 2, 5), 9)
+                oracle = DPOracle(inst)
+                b0, coef = rng.normal(), rng.normal(size=inst.schema.n_encoded)
+                fixed = FixedModelSeparation(oracle, b0, coef)
+                assert (fixed.tables is not None) == keep_tables
+                zeros = np.zeros(inst.n_samples)
+                for lam in rng.uniform(0, 3, size=6):
+                    ref = oracle.separate(b0, coef, lam, zeros)
+                    violation, cost_k = fixed.values(lam)
+                    assert np.array_equal(violation, ref.violation)
+                    assert np.array_equal(cost_k, ref.rows.cost)
+                    sep = fixed.separation(lam)
+                    assert np.array_equal(sep.rows.Z, ref.rows.Z) and np.array_equal(sep.rows.flip, ref.rows.flip)

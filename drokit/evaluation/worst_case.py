@@ -151,7 +151,7 @@ def worst_case_value_oracle(inst: DROInstance, intercept: float, coef: np.ndarra
     from a relative width 1e-6, instead of from ``lambda_min`` (17 oracle calls at 100,000 rows, 6 s of a fit,
     before; the result does not depend on the hint, only the number of calls).
     """
-    from ..oracles.dp import DPOracle
+    from ..oracles.dp import DPOracle, FixedModelSeparation
     inst = inst.evaluated_at(coef)
     if oracle is None:
         oracle = DPOracle(inst)
@@ -163,12 +163,22 @@ def worst_case_value_oracle(inst: DROInstance, intercept: float, coef: np.ndarra
     if not np.isfinite(lam_min):
         return WorstCaseValue(np.inf, np.inf, lam_min, None, np.zeros(0), np.zeros(0))
 
+    # the DP oracle's tables of this model are computed once (FixedModelSeparation): each lambda then costs its
+    # terminal step only, and the maximizing rows are recovered at the best lambda alone
+    fixed = FixedModelSeparation(oracle, intercept, coef) if isinstance(oracle, DPOracle) else None
+
     def line(lam):
+        if fixed is not None:
+            violation, cost = fixed.values(lam)
+            return lam * inst.radius + float(inst.p @ violation), inst.radius - float(inst.p @ cost), None
         sep = oracle.separate(intercept, coef, lam, zeros)
         p = inst.p[sep.rows.sample]
         value = lam * inst.radius + float(p @ sep.violation)
         slope = inst.radius - float(p @ sep.rows.cost)
         return value, slope, sep
+
+    def rows_of(point):
+        return point[3].rows if point[3] is not None else fixed.separation(point[0]).rows
 
     bracket = _hinted_bracket(line, lam_min, lam_hint) if lam_hint is not None and np.isfinite(lam_hint) \
         and lam_hint > lam_min else None
@@ -176,12 +186,12 @@ def worst_case_value_oracle(inst: DROInstance, intercept: float, coef: np.ndarra
         lo, hi = bracket
         best = lo if lo[1] <= hi[1] else hi
         if lo[0] == lam_min and lo[2] >= 0:
-            return WorstCaseValue(lo[1], lam_min, lam_min, lo[3].rows, np.zeros(0), np.zeros(0))
+            return WorstCaseValue(lo[1], lam_min, lam_min, rows_of(lo), np.zeros(0), np.zeros(0))
     else:
         lo = (lam_min, *line(lam_min))
         best = lo
         if lo[2] >= 0:  # F increasing from lambda_min on
-            return WorstCaseValue(lo[1], lam_min, lam_min, lo[3].rows, np.zeros(0), np.zeros(0))
+            return WorstCaseValue(lo[1], lam_min, lam_min, rows_of(lo), np.zeros(0), np.zeros(0))
         lam_hi = max(2.0 * lam_min, 1.0)
         hi = (lam_hi, *line(lam_hi))
     while hi[2] < 0:  # F still decreasing: move right (slope -> eps > 0 as lambda grows)
@@ -209,7 +219,7 @@ def worst_case_value_oracle(inst: DROInstance, intercept: float, coef: np.ndarra
             lo = x
         else:
             hi = x
-    return WorstCaseValue(best[1], best[0], lam_min, best[3].rows, np.zeros(0), np.zeros(0))
+    return WorstCaseValue(best[1], best[0], lam_min, rows_of(best), np.zeros(0), np.zeros(0))
 
 
 def _hinted_bracket(line, lam_min: float, hint: float):

@@ -87,10 +87,16 @@ def best_over_budgets(inst: "DROInstance", f0: np.ndarray, extremes: Sequence[np
     sample, the budget index, the extreme and the label flip attaining them (first maximum in the
     order families x extremes).
     """
-    N = f0.shape[0]
+    return maxima_of_candidates(f0.shape[0], _candidate_values(inst, f0, extremes, distance, lam, s, reachable))
+
+
+def maxima_of_candidates(N: int, candidates) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per sample, the largest value over ``candidates`` (``(family, extreme, (N, B) values)`` in order) and the
+    budget index, extreme and label flip attaining it (the first maximum in that order): the reduction of
+    :func:`best_over_budgets`."""
     idx = np.arange(N)
     values, budget, extreme, flips = [], [], [], []
-    for family, e, vals in _candidate_values(inst, f0, extremes, distance, lam, s, reachable):
+    for family, e, vals in candidates:
         j = np.argmax(vals, axis=1)
         values.append(vals[idx, j])
         budget.append(j)
