@@ -290,14 +290,18 @@ class _OracleRows:
     name = "oracle"
 
     def __init__(self, inst: DROInstance, intercept: float, coef: np.ndarray, oracle=None):
-        from ..oracles.dp import DPOracle
+        from ..oracles.dp import DPOracle, FixedModelSeparation
         self.oracle = oracle if oracle is not None else DPOracle(inst)
         self.intercept, self.coef = float(intercept), np.asarray(coef, dtype=float)
         self.zeros = np.zeros(inst.n_samples)
         self.p = inst.p
+        # the model's DP tables once for every lambda of the search (the same rows as separate at s = 0)
+        self.fixed = FixedModelSeparation(self.oracle, self.intercept, self.coef) \
+            if isinstance(self.oracle, DPOracle) else None
 
     def __call__(self, lam: float) -> Tuple[ConfigurationRows, np.ndarray]:
-        sep = self.oracle.separate(self.intercept, self.coef, lam, self.zeros)
+        sep = self.fixed.separation(lam) if self.fixed is not None else \
+            self.oracle.separate(self.intercept, self.coef, lam, self.zeros)
         order = np.argsort(sep.rows.sample, kind="stable")
         return take_rows(sep.rows, order), np.asarray(sep.violation, dtype=float)[order]
 
