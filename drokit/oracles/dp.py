@@ -161,11 +161,12 @@ class DPOracle(SeparationOracle):
         budget index: the mismatch cost with equal weights, belbasi2023 Thm 3): the best total with ``c``
         changes is the sum of the ``c`` largest change gains, so a sort replaces the layers (N = 100,000,
         10 features: 47 -> 17 ms per direction).  Returns ``(totals (m + 1, N), ("top", order))`` with ``order``
-        the features by decreasing gain per sample (stable: ties in feature order)."""
-        g = np.stack([gain[1] for gain in gains])                    # (m, N): each feature's change gain
-        order = np.argsort(-g, axis=0, kind="stable")
-        totals = np.zeros((g.shape[0] + 1, g.shape[1]))
-        np.cumsum(np.take_along_axis(g, order, axis=0), axis=0, out=totals[1:])
+        (N, m) the features by decreasing gain per sample (stable: ties in feature order)."""
+        g = np.stack([gain[1] for gain in gains], axis=1)            # (N, m): each feature's change gain
+        # sorted along contiguous rows (samples first): 1.6x faster than along the strided axis
+        order = np.argsort(-g, axis=1, kind="stable")
+        totals = np.zeros((g.shape[1] + 1, g.shape[0]))
+        totals[1:] = np.cumsum(np.take_along_axis(g, order, axis=1), axis=1).T
         return totals, ("top", order)
 
     def _backtrack(self, choices, levels, final_index: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
@@ -174,12 +175,12 @@ class DPOracle(SeparationOracle):
         rows = np.arange(self.n_samples) if rows is None else np.asarray(rows, dtype=int)
         out = np.zeros((rows.size, self.mutable.size), dtype=np.int64)
         if isinstance(choices, tuple):        # _top_counts: feature k changes iff its rank is below the count
-            order = choices[1][:, rows]
+            order = choices[1][rows]                                  # (samples, m)
             rank = np.empty_like(order)
-            np.put_along_axis(rank, order, np.arange(order.shape[0])[:, None], axis=0)
-            changed = rank < np.asarray(final_index)[None, :]
+            np.put_along_axis(rank, order, np.arange(order.shape[1])[None, :], axis=1)
+            changed = rank < np.asarray(final_index)[:, None]
             for k in range(self.mutable.size):
-                out[:, k] = np.where(changed[k], levels[k][1, rows], levels[k][0, rows])
+                out[:, k] = np.where(changed[:, k], levels[k][1, rows], levels[k][0, rows])
             return out
         j = np.asarray(final_index).copy()
         for k in range(self.mutable.size - 1, -1, -1):
