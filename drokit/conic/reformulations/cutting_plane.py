@@ -63,6 +63,7 @@ from ...oracles.enumeration import (ConfigurationRows, concat_rows, enumerate_co
 from ...solvers.base import solve_with_retries
 from ...run_control import RunControl, estimate_rest
 from ..program import ConicProgram
+from .barrier_master import GAP_FLOOR
 from .structured_master import structured_master
 from .budget_cuts import BudgetCuts, budget_cuts_apply, budget_cuts_from_rows, unique_budget_cuts, weight_classes
 from .dual import build_dual_program
@@ -414,7 +415,9 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
         t2 = time.perf_counter()
         max_violation = float(max(np.max(sep.violation), 0.0))
         last_program, last_solution = program, sol
-        gap_ok = (upper - lower) <= options.gap_tol * max(1.0, abs(upper))
+        # relative to |upper| down to GAP_FLOOR (as the barrier master), not to max(1, |upper|): an objective of 0.30
+        # closed to 1e-6 absolute was 1.1e-6 relative above the optimum (fuzz seed 26731)
+        gap_ok = (upper - lower) <= options.gap_tol * max(abs(upper), GAP_FLOOR)
         new = _select(sep, options)
         fresh = [i for i, key in enumerate(row_keys(new)) if key not in seen]
         new = take_rows(new, np.asarray(fresh, dtype=int))
@@ -446,7 +449,7 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
             log(f"{r:>5} coefficient box active: widened to {bound:g}")
             continue
         if center is not None and provisional and step > DEEP_INSIDE * radius \
-                and upper - float(sol.dual_objective) <= options.gap_tol * max(1.0, abs(upper)):
+                and upper - float(sol.dual_objective) <= options.gap_tol * max(abs(upper), GAP_FLOOR):
             # closed inside the trust region: verify on the same working set without it, whose lower
             # bound alone is certified (an interior-point solution sits strictly inside a weakly
             # active region, so "inactive" is not a proof that the region did not raise the value)
