@@ -39,7 +39,7 @@ The multipliers come from the worst-case distribution of the returned model
 slopes ``alpha_k = L'(u_k)``; at a kink of a piecewise-affine loss the slope starts at the middle of the
 subdifferential, which the repair can move.  At an optimum these are the KKT multipliers, so the bound
 meets the upper bound up to the optimization error of the model.  With an l1 / l2 penalty the penalized
-coefficients' columns need no exact zero: the penalty prices ``g_j`` (:func:`_penalized_bound`).  Not covered
+coefficients' columns need no exact zero: the penalty prices ``g_j`` (:func:`_budget_bound`).  Not covered
 (``None``): adversarial losses (the attack shift depends on ``beta``).
 """
 
@@ -250,7 +250,7 @@ def lagrangian_bound(inst: DROInstance, rows: ConfigurationRows, mass: np.ndarra
     ``room``: how far each slope may move in the repair (default: its distance to the slope domain's ends).
     ``bvls``: whether the last resort of the repair, a dense bounded least-squares problem (:func:`_bvls_repair`,
     seconds at 1,000 rows), may run; a search that bounds many points in passing turns it off.  ``coef``: the
-    model the point comes from, if any (a penalized bound splits the norm-priced columns by it: :func:`_penalized_bound`).
+    model the point comes from, if any (a penalized bound splits the norm-priced columns by it: :func:`_budget_bound`).
     Returns ``-inf`` as the value when the free-column conditions cannot be met."""
     loss = inst.loss
     lo, hi = slope_domain(loss)
@@ -294,23 +294,11 @@ def lagrangian_bound(inst: DROInstance, rows: ConfigurationRows, mass: np.ndarra
     if residual > RESIDUAL_RTOL * max(1.0, float(np.max(np.abs(mass * slopes), initial=0.0))):
         return LowerBound(-np.inf, rows, mass, slopes, 1.0, residual)
     value = mass * (-slopes * shift - conjugate(loss, slopes))
-    eps = float(inst.radius)
-    lip = float(loss.lipschitz)
-    gamma = np.asarray(inst.metric.gamma, dtype=float)
-    p_norm = inst.metric.numerical.validated_p()
     S_c = float(mass @ rows.cost)
     # at radius 0 the ball holds P_N and its costless moves: masses on costly rows are mixed away (t = 0)
-    lam0 = lip / float(inst.metric.kappa) if not inst.is_classification and np.isfinite(inst.metric.kappa) else 0.0
-    if inst.penalized:
-        return _penalized_bound(inst, rows, mass, slopes, residual, value, g, priced, limited, S_c, lam0, coef)
-    norm = float(np.linalg.norm(gamma[limited - offset] * g[limited], ord=p_norm)) if limited.size else 0.0
-    spent = S_c + (norm / lip if lip > 0 else (np.inf if norm > 0 else 0.0))
-    if spent <= eps:
-        return LowerBound(float(np.sum(value) + lam0 * (eps - spent)), rows, mass, slopes, 1.0, residual)
-    t = eps / spent if np.isfinite(spent) else 0.0
-    at_zero = float(conjugate(loss, np.zeros(1))[0])
-    bound = t * float(np.sum(value)) - (1.0 - t) * float(np.sum(inst.p)) * at_zero
-    return LowerBound(float(bound), rows, mass, slopes, t, residual)
+    lam0 = loss.lipschitz / float(inst.metric.kappa) \
+        if not inst.is_classification and np.isfinite(inst.metric.kappa) else 0.0
+    return _budget_bound(inst, rows, mass, slopes, residual, value, g, priced, limited, S_c, float(lam0), coef)
 
 
 def _penalty_relief(g: np.ndarray, l1: float, l2: float) -> float:
@@ -348,45 +336,48 @@ def penalty_zeros(inst: DROInstance, beta: np.ndarray) -> np.ndarray:
     return np.abs(beta) <= PENALTY_ZERO_RTOL * max(1.0, float(np.max(np.abs(beta), initial=0.0)))
 
 
-def _penalized_bound(inst: DROInstance, rows, mass, slopes, residual, value, g, priced, limited, S_c, lam0,
-                     coef: Optional[np.ndarray] = None) -> LowerBound:
-    """The Lagrangian bound with the penalty ``l1 ||beta||_1 + l2 ||beta||^2`` (belbasi2023's r-MixF; the intercept
-    is not penalized).  After Fenchel on the loss the Lagrangian is ``sum value + lam (eps - S_c) + g' theta +
-    pen(beta)``, minimized over the feasible ``(theta, lam)``:
+def _budget_bound(inst: DROInstance, rows, mass, slopes, residual, value, g, priced, limited, S_c, lam0,
+                  coef: Optional[np.ndarray] = None) -> LowerBound:
+    """The Lagrangian's minimum over the feasible ``(theta, lam)`` once the free columns are repaired: ``sum value +
+    lam (eps - S_c) + g' theta + pen(beta)`` with the penalty ``l1 ||beta||_1 + l2 ||beta||^2`` (belbasi2023's r-MixF;
+    the intercept is not penalized; 0 without one):
 
     * a penalized free column (dummies, immutable numerical features) gives ``min_b (g_j b + l1 |b| + l2 b^2)``
       (:func:`_penalty_relief`);
-    * the norm-priced numerical columns split ``g_L = g_1 + g_2``: ``g_1`` is paid by the budget as without a
-      penalty (the cone ``lip ||Gamma^{-1} beta_L||_* <= lam``: ``spent = S_c + ||Gamma g_1||_p / lip``, giving
-      ``lam_0 (eps - spent)``), ``g_2`` by the penalty.  Any split is valid; the best of ``g_2 = 0``, the soft
-      threshold ``g_2 = clip(g_L, -l1, l1)`` (free for the penalty, the smallest ``g_1`` per entry) and, given the
-      model ``coef``, ``g_2`` = the penalty's gradient (:func:`penalty_gradient`, tight at a penalized optimum);
-    * a budget overspent (``spent > eps``) is met by mixing with the nominal rows at slope 0, as without a penalty
-      (``m' = t m + (1 - t) p``, ``t = eps / spent``: ``g`` and ``spent`` scale by ``t``; :attr:`LowerBound.scale`)."""
+    * the norm-priced numerical columns split ``g_L = g_1 + g_2``: ``g_1`` is paid by the budget (the cone
+      ``lip ||Gamma^{-1} beta_L||_* <= lam``: ``spent = S_c + ||Gamma g_1||_p / lip``, giving ``lam_0 (eps -
+      spent)``), ``g_2`` by the penalty.  Any split is valid; without a penalty ``g_2 = 0``, with one the best of
+      ``g_2 = 0``, the soft threshold ``g_2 = clip(g_L, -l1, l1)`` (free for the penalty, the smallest ``g_1`` per
+      entry) and, given the model ``coef``, ``g_2`` = the penalty's gradient (:func:`penalty_gradient`, tight at a
+      penalized optimum);
+    * a budget overspent (``spent > eps``) is met by mixing with the nominal rows at slope 0 (``m' = t m + (1 - t)
+      p``, ``t = eps / spent``: ``g`` and ``spent`` scale by ``t``; :attr:`LowerBound.scale`)."""
     loss = inst.loss
     eps, lip = float(inst.radius), float(loss.lipschitz)
     l1, l2 = float(inst.l1_penalty), float(inst.l2_penalty)
     offset = 1 if inst.fit_intercept else 0
-    at_zero = float(conjugate(loss, np.zeros(1))[0])
-    total_p = float(np.sum(inst.p))
     base = float(np.sum(value))
     gamma = np.asarray(inst.metric.gamma, dtype=float)[limited - offset]
     p_norm = inst.metric.numerical.validated_p()
     g_L = g[limited]
 
     def bound_with(g2: np.ndarray):
-        g1 = g_L - g2
-        norm = float(np.linalg.norm(gamma * g1, ord=p_norm)) if limited.size else 0.0
+        norm = float(np.linalg.norm(gamma * (g_L - g2), ord=p_norm)) if limited.size else 0.0
         spent = S_c + (norm / lip if lip > 0 else (np.inf if norm > 0 else 0.0))
-        t = 1.0 if spent <= eps else (eps / spent if np.isfinite(spent) else 0.0)
+        if spent <= eps:
+            relief = _penalty_relief(g[priced], l1, l2) + _penalty_relief(g2, l1, l2)
+            return base + lam0 * (eps - spent) + relief, 1.0
+        t = eps / spent if np.isfinite(spent) else 0.0
+        at_zero = float(conjugate(loss, np.zeros(1))[0])
         relief = _penalty_relief(t * g[priced], l1, l2) + _penalty_relief(t * g2, l1, l2)
-        value_t = t * base - (1.0 - t) * total_p * at_zero
-        return value_t + lam0 * max(eps - t * spent, 0.0) + relief, t
+        return t * base - (1.0 - t) * float(np.sum(inst.p)) * at_zero + relief, t
 
     best, scale = bound_with(np.zeros(limited.size))
-    splits = [np.clip(g_L, -l1, l1)] if limited.size and l1 > 0 else []
-    if coef is not None and limited.size:
-        splits.append(penalty_gradient(inst, np.asarray(coef, dtype=float)[limited - offset], g_L))
+    splits = []
+    if inst.penalized and limited.size:
+        splits = [np.clip(g_L, -l1, l1)] if l1 > 0 else []
+        if coef is not None:
+            splits.append(penalty_gradient(inst, np.asarray(coef, dtype=float)[limited - offset], g_L))
     for g2 in splits:
         candidate, t = bound_with(g2)
         if candidate > best:

@@ -287,6 +287,25 @@ def _barrier_record(structured) -> dict:
             "history": structured.history}
 
 
+def _below_upper(bound, upper: float):
+    """``(bound, discarded)``: a Lagrangian bound (:class:`~drokit.evaluation.lower_bound.LowerBound` or ``None``) above
+    the exact upper bound by rounding (:data:`BOUND_ROUNDING`) capped at it; above it by more, ``(None, its value)``:
+    no lower bound can exceed the exact value of a feasible model, so the dual point was evaluated wrongly (a conjugate
+    that overflowed gave +inf once, issue 19) and is never reported."""
+    if bound is None or not np.isfinite(upper):
+        return bound, None
+    if not bound.value <= upper + BOUND_ROUNDING * max(1.0, abs(upper)):
+        return None, float(bound.value)
+    if bound.value > upper:
+        bound = dataclasses.replace(bound, value=float(upper))     # rounding (an optimum of 0: 8e-12 above it)
+    return bound, None
+
+
+def _lagrangian_info(bound) -> dict:
+    """``auxiliary["lower_bound"]``'s record of an explicit dual point."""
+    return {"source": "lagrangian", "budget_scale": bound.scale, "residual": bound.residual, "rows": int(bound.rows.size)}
+
+
 class CompiledProblem:
     """A compiled problem: the conic program, how it was chosen, and ``solve`` / exports."""
 
@@ -343,14 +362,9 @@ class CompiledProblem:
             if dual is not None and (bound is None or dual.value > bound.value):
                 bound = dual
         info = {"seconds": time.perf_counter() - t0, "method_bound": float(method_bound)}
-        rounding = BOUND_ROUNDING * max(1.0, abs(upper)) if np.isfinite(upper) else 0.0
-        if bound is not None and np.isfinite(upper) and not bound.value <= upper + rounding:
-            # no lower bound can exceed the exact value of a feasible model: the dual point was evaluated wrongly
-            # (a conjugate that overflowed gave +inf once, issue 19); never reported
-            info["discarded_lagrangian"] = float(bound.value)
-            bound = None
-        elif bound is not None and bound.value > upper:
-            bound = dataclasses.replace(bound, value=float(upper))     # rounding (an optimum of 0: 8e-12 above it)
+        bound, discarded = _below_upper(bound, upper)
+        if discarded is not None:
+            info["discarded_lagrangian"] = discarded
         capped = float(min(method_bound, upper)) if np.isfinite(upper) else float(method_bound)
         if method_bound_certified and (bound is None or method_bound > bound.value):
             return capped, {**info, "source": "barrier"}
@@ -362,8 +376,7 @@ class CompiledProblem:
                       else f"the Lagrangian bound reached {bound.value:.10g} only")
             return capped, {**info, "source": "method", "lagrangian": None if bound is None else bound.value,
                             "note": f"the method's dual bound, valid only up to its solver's residuals ({reason})"}
-        return float(bound.value), {**info, "source": "lagrangian", "budget_scale": bound.scale,
-                                    "residual": bound.residual, "rows": int(bound.rows.size)}
+        return float(bound.value), {**info, **_lagrangian_info(bound)}
 
     def _polished_lower(self, intercept: float, coef: np.ndarray, lam: float, upper: float, lower: float, how: dict,
                         tol: float, rows=None, oracle=None) -> Tuple[float, dict]:
@@ -390,17 +403,13 @@ class CompiledProblem:
         if self._control is not None:
             self._control.record("certificate", "barrier_master", {}, "certified" if polish.certified else "not_certified",
                                  "certified" if polish.certified else "gave up", seconds, polish.newton_steps)
-        dual = polish.dual
         record = {"seconds": seconds, "lower_bound": float(polish.lower_bound), "newton_steps": polish.newton_steps,
                   "centerings": polish.centerings, "oracle_calls": polish.oracle_calls}
-        rounding = BOUND_ROUNDING * max(1.0, abs(upper))
-        if dual is None or not dual.value <= upper + rounding \
-                or upper - dual.value > tol * max(1.0, abs(upper)):
+        dual, _ = _below_upper(polish.dual, upper)
+        if dual is None or upper - dual.value > tol * max(1.0, abs(upper)):
             return lower, {**how, "polish": record}
-        return float(min(dual.value, upper)), {
-            "seconds": how.get("seconds", 0.0) + seconds, "method_bound": how.get("method_bound"),
-            "source": "lagrangian", "budget_scale": dual.scale, "residual": dual.residual, "rows": int(dual.rows.size),
-            "polish": record}
+        return float(dual.value), {"seconds": how.get("seconds", 0.0) + seconds, "method_bound": how.get("method_bound"),
+                                   **_lagrangian_info(dual), "polish": record}
 
     def _certified_status(self, result: FitResult, on_inaccurate: str, tol: float = CERTIFIED_GAP) -> FitResult:
         """The one status rule: ``"optimal"`` only when the certified relative gap
@@ -717,7 +726,12 @@ class CompiledProblem:
             raise ParameterError(f"invalid cutting-plane option: {exc}; valid options: "
                                  f"{', '.join(valid)}") from None
         oracle = make_oracle(self.instance, oracle_name, self.compiled.info["max_configurations"])
-        out = solve_cutting_plane(self.instance, oracle, backend, options, solver_options, control=self._control)
+        from ..evaluation.lower_bound import certified_lower_bound
+
+        def confirm(intercept, coef, upper, rows, tol):
+            return certified_lower_bound(self.instance, intercept, coef, upper=upper, rows=rows, tol=tol)
+        out = solve_cutting_plane(self.instance, oracle, backend, options, solver_options, control=self._control,
+                                  confirm=confirm)
         coef, upper, eval_time = self._certify(out.intercept, out.coef, lam_hint=out.lam)
         lower, how = self._certified_lower(out.intercept, coef, upper, out.lower_bound, rows=out.working_rows,
                                            dual=out.dual)

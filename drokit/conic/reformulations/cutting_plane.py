@@ -63,7 +63,6 @@ from ...oracles.enumeration import (ConfigurationRows, concat_rows, enumerate_co
 from ...solvers.base import solve_with_retries
 from ...run_control import RunControl, estimate_rest
 from ..program import ConicProgram
-from ...evaluation.lower_bound import certified_lower_bound
 from .barrier_master import GAP_FLOOR
 from .structured_master import structured_master
 from .budget_cuts import BudgetCuts, budget_cuts_apply, budget_cuts_from_rows, unique_budget_cuts, weight_classes
@@ -194,8 +193,14 @@ def _read(program: ConicProgram, x: np.ndarray):
 
 def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlaneOptions,
                         solver_options: Optional[Mapping[str, Any]] = None,
-                        log: Optional[Callable[[str], None]] = None, control=None) -> CuttingPlaneOutcome:
+                        log: Optional[Callable[[str], None]] = None, control=None,
+                        confirm: Optional[Callable[..., Any]] = None) -> CuttingPlaneOutcome:
     """Run the loop; raises :class:`SolverError` if the first master cannot be solved.
+
+    ``confirm(intercept, coef, upper, rows, tol)``: an explicit dual point's bound for the best model (a
+    :class:`~drokit.evaluation.lower_bound.LowerBound` or ``None``; the estimators pass
+    :func:`~drokit.evaluation.lower_bound.certified_lower_bound`), which confirms the first gap the masters' dual
+    objective closes; without it (or when it falls short) the masters are solved 100x tighter from then on.
 
     ``control`` (a :class:`~drokit.run_control.RunControl`; default: the method's log on stderr when
     ``options.verbose``): progress lines, the record of every master's solver attempts, and a stop at the next
@@ -464,7 +469,7 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
             # an explicit dual point (the Lagrangian bound at the best model), or, where that falls short (ties),
             # by the same masters solved 100x tighter, once
             confirmed = True
-            bound_point = certified_lower_bound(inst, best[0], best[1], upper=upper, rows=work, tol=options.gap_tol / 10)
+            bound_point = confirm(best[0], best[1], upper, work, options.gap_tol / 10) if confirm is not None else None
             if bound_point is not None and upper - bound_point.value <= options.gap_tol * max(abs(upper), GAP_FLOOR):
                 first_dual = bound_point if first_dual is None or bound_point.value > first_dual.value else first_dual
             else:
