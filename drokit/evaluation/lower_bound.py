@@ -51,6 +51,8 @@ from typing import Optional
 import numpy as np
 import scipy.sparse as sp
 
+from ..gaps import gap_scale
+
 from ..losses.conjugate import conjugate, slope_domain
 from ..models.instance import DROInstance
 from ..oracles.enumeration import (ConfigurationRows, FractionalRows, concat_rows, enumerate_configurations,  # noqa: F401
@@ -113,10 +115,8 @@ def certified_lower_bound(inst: DROInstance, intercept: float, coef: np.ndarray,
     slopes, room = _initial_slopes(inst.loss, _margins(inst, support.rows, intercept, coef))
     best = lagrangian_bound(inst, support.rows, support.mass, slopes, room, coef=coef)
     enumerated = support.method in ("enumeration", "nominal")
-    # with a penalty the free and norm-priced columns aim at its gradient at the model, not at 0
-    target = np.r_[np.zeros(int(inst.fit_intercept)), penalty_gradient(inst, coef)] if inst.penalized else None
     for widen in CANDIDATE_RTOLS:
-        if upper - best.value <= tol * max(1.0, abs(upper)):
+        if upper - best.value <= tol * gap_scale(upper):
             break
         candidates = support.candidates
         if widen != CANDIDATE_RTOLS[0] and enumerated:
@@ -128,7 +128,7 @@ def certified_lower_bound(inst: DROInstance, intercept: float, coef: np.ndarray,
             break                                  # the oracle returns maximizers only: nothing to widen
         if candidates.size > KKT_MAX_ROWS:
             break                                  # too large to be cheap: the caller falls back (source "method")
-        point = kkt_multipliers(inst, candidates, intercept, coef, control=control, target=target)
+        point = kkt_multipliers(inst, candidates, intercept, coef, control=control)
         if point is not None:
             candidate = lagrangian_bound(inst, candidates, *point, coef=coef)
             if candidate.value > best.value:
@@ -150,15 +150,14 @@ def _near_maximizers(inst: DROInstance, rows: ConfigurationRows, intercept: floa
     return take_rows(rows, np.flatnonzero(keep))
 
 
-def kkt_multipliers(inst: DROInstance, rows: ConfigurationRows, intercept: float, coef: np.ndarray, control=None,
-                    target: Optional[np.ndarray] = None):
+def kkt_multipliers(inst: DROInstance, rows: ConfigurationRows, intercept: float, coef: np.ndarray, control=None):
     """Masses and slopes on ``rows`` (the rows near their sample's maximum at the model) from the Lagrange
     dual of the problem restricted to these rows, a small conic program over the masses ``m`` and the slope
     masses ``v = m alpha``:
 
-        max   sum_k [-m_k L*(v_k / m_k) - v_k shift_k]  -  M (||r||_1 + b)  (- lam_0 S in regression)
+        max   sum_k [-m_k L*(v_k / m_k) - v_k shift_k]  -  M (||r||_1 + b)  (- lam_0 S in regression)  - pen*(g_P, g_2)
         s.t.  sum_{k of n} m_k = p_n,  m >= 0,
-              r = A_F^T (sigma v),  S = sum_k m_k c_k + ||Gamma A_L^T (sigma v)||_p / lip(L) <= eps + b,  b >= 0.
+              r = A_F^T (sigma v),  S = sum_k m_k c_k + ||Gamma (A_L^T (sigma v) - g_2)||_p / lip(L) <= eps + b,  b >= 0.
 
     ``-m L*(v / m)`` is the loss's dual hypograph (:func:`drokit.losses.conjugate.dual_hypograph`: exponential
     cones for the logistic loss, second-order cones for Huber and smooth hinge, an LP for piecewise-affine
@@ -166,10 +165,11 @@ def kkt_multipliers(inst: DROInstance, rows: ConfigurationRows, intercept: float
     (:data:`SMOOTH_BAND`) around ``L'(u_k)``.  The feasibility conditions are soft (weight ``M``): a model
     optimal only to a solver's tolerance may not have every row of the exact optimum's support among its
     near-maximizers.  :func:`lagrangian_bound` then makes the point exactly feasible and evaluates it
-    exactly, so this program only chooses the point.  ``target`` (one entry per column of ``theta`` without
-    ``lambda``): what ``A^T (sigma v)`` should equal instead of 0 -- with a penalty, its gradient at the model
-    (:func:`penalty_gradient`), on the free and on the norm-priced columns (whose budget then pays only the rest).
-    Returns ``(mass, slopes, room)`` or ``None`` when the program is not solved."""
+    exactly, so this program only chooses the point.  With a penalty, ``A_F`` holds the unpenalized free columns
+    only (the intercept): the penalized ones (``g_P = A_P^T (sigma v)``) and the penalty's part ``g_2`` of the
+    norm-priced ones are priced by the penalty's conjugate ``pen*(g) = sum_j (|g_j| - l1)_+^2 / (4 l2)``, or ``|g_j|
+    <= l1`` (soft) without ``l2`` (:func:`_penalty_conjugate`): the exact restricted dual, whatever the signs of the
+    model's (near-zero) coefficients (fuzz seeds 41978, 60516).  Returns ``(mass, slopes, room)`` or ``None`` when the program is not solved."""
     from ..conic.builder import Affine, ProgramBuilder
     from ..losses.conjugate import dual_hypograph
     from ..metrics.costs import NormCost
@@ -197,18 +197,19 @@ def kkt_multipliers(inst: DROInstance, rows: ConfigurationRows, intercept: float
     else:
         value = w.sum() - v.premultiply(shift[None, :])
     weighted = sp.csr_matrix(A.multiply(sigma[:, None])).T.tocsr()     # one row per column of theta
-    aim = np.zeros(weighted.shape[0]) if target is None else np.asarray(target, dtype=float)
-    # with an l1 penalty a coefficient at 0 lets its column's sum lie anywhere in [-l1, l1]
-    width = np.zeros(weighted.shape[0])
-    if inst.l1_penalty:
-        offset = 1 if inst.fit_intercept else 0
-        width[offset:] = np.where(penalty_zeros(inst, coef), float(inst.l1_penalty), 0.0)
-    if free.size:
-        r = pb.var("residual", free.size)
+    offset = 1 if inst.fit_intercept else 0
+    # unpenalized free columns (the intercept; every free column without a penalty) need g_j = 0 (soft, weight M);
+    # a penalized one is priced by the penalty's conjugate, whatever the model's signs (_penalty_relief)
+    exact = free[free < offset] if inst.penalized else free
+    priced = free[free >= offset] if inst.penalized else free[:0]
+    if exact.size:
+        r = pb.var("residual", exact.size)
         pb.add_nonneg(r)
-        pb.add_nonneg(Affine.vstack([r - v.premultiply(weighted[free]) + aim[free] + width[free],
-                                     r + v.premultiply(weighted[free]) - aim[free] + width[free]]))
+        pb.add_nonneg(Affine.vstack([r - v.premultiply(weighted[exact]), r + v.premultiply(weighted[exact])]))
         value = value - r.sum() * weight
+    if priced.size:
+        value = value - _penalty_conjugate(pb, v.premultiply(weighted[priced]), float(inst.l1_penalty),
+                                           float(inst.l2_penalty), weight)
     eps = float(inst.radius)
     if True:  # at radius 0 too: costly rows then carry no mass
         lip = float(loss.lipschitz)
@@ -217,7 +218,11 @@ def kkt_multipliers(inst: DROInstance, rows: ConfigurationRows, intercept: float
             offset = 1 if inst.fit_intercept else 0
             t = pb.var("norm", 1)
             gamma = np.asarray(inst.metric.gamma, dtype=float)[limited - offset]
-            g_L = v.premultiply(sp.diags(gamma) @ weighted[limited]) - gamma * aim[limited]
+            g_L = v.premultiply(sp.diags(gamma) @ weighted[limited])
+            if inst.penalized:     # the split g_L = g_1 + g_2: the budget pays g_1, the penalty's conjugate g_2
+                g_2 = pb.aux("penalty_part", limited.size)
+                g_L = g_L - g_2 * gamma
+                value = value - _penalty_conjugate(pb, g_2, float(inst.l1_penalty), float(inst.l2_penalty), weight)
             NormCost(p=inst.metric.dual_p).add_dual_norm_leq(pb, g_L, t, np.ones(limited.size))
             spent = spent + t * (1.0 / lip)
         over = pb.var("over_budget", 1)
@@ -240,6 +245,21 @@ def kkt_multipliers(inst: DROInstance, rows: ConfigurationRows, intercept: float
     fallback = np.clip(np.asarray(loss.derivative(u), dtype=float), lo, hi)
     slopes = np.clip(np.divide(sol.x[K:2 * K], mass, out=fallback, where=mass > 1e-300), lo, hi)
     return mass, slopes, _room(slopes, lo, hi)
+
+
+def _penalty_conjugate(pb, g, l1: float, l2: float, weight: float):
+    """The penalty's price of the column sums ``g`` in the multiplier program: ``sum_j (|g_j| - l1)_+^2 / (4 l2)``
+    (minus :func:`_penalty_relief`), through ``e_j >= |g_j| - l1``, ``e_j >= 0`` and the rotated cone ``e_j^2 <= 4 l2
+    q_j`` written as ``||(e_j, l2 - q_j)||_2 <= l2 + q_j``; with ``l2 = 0`` the condition ``|g_j| <= l1`` (soft,
+    weight ``weight`` on ``sum e_j``)."""
+    from ..conic.builder import Affine
+    e = pb.aux("penalty_excess", g.size)
+    pb.add_nonneg(Affine.vstack([e, e - g + l1, e + g + l1]))
+    if l2 <= 0:
+        return e.sum() * weight
+    q = pb.aux("penalty_price", g.size)
+    pb.add_soc(q + l2, [e, l2 - q])
+    return q.sum()
 
 
 def lagrangian_bound(inst: DROInstance, rows: ConfigurationRows, mass: np.ndarray, slopes: np.ndarray,
@@ -348,8 +368,9 @@ def _budget_bound(inst: DROInstance, rows, mass, slopes, residual, value, g, pri
       ``lip ||Gamma^{-1} beta_L||_* <= lam``: ``spent = S_c + ||Gamma g_1||_p / lip``, giving ``lam_0 (eps -
       spent)``), ``g_2`` by the penalty.  Any split is valid; without a penalty ``g_2 = 0``, with one the best of
       ``g_2 = 0``, the soft threshold ``g_2 = clip(g_L, -l1, l1)`` (free for the penalty, the smallest ``g_1`` per
-      entry) and, given the model ``coef``, ``g_2`` = the penalty's gradient (:func:`penalty_gradient`, tight at a
-      penalized optimum);
+      entry), given the model ``coef``, ``g_2`` = the penalty's gradient (:func:`penalty_gradient`, tight at a
+      penalized optimum), and with an l2 penalty the split that leaves the penalty the least within the budget
+      (:func:`penalty_split`);
     * a budget overspent (``spent > eps``) is met by mixing with the nominal rows at slope 0 (``m' = t m + (1 - t)
       p``, ``t = eps / spent``: ``g`` and ``spent`` scale by ``t``; :attr:`LowerBound.scale`)."""
     loss = inst.loss
@@ -378,11 +399,54 @@ def _budget_bound(inst: DROInstance, rows, mass, slopes, residual, value, g, pri
         splits = [np.clip(g_L, -l1, l1)] if l1 > 0 else []
         if coef is not None:
             splits.append(penalty_gradient(inst, np.asarray(coef, dtype=float)[limited - offset], g_L))
+        if l2 > 0 and lip > 0:
+            splits.append(penalty_split(g_L, gamma, p_norm, lip * (eps - S_c), l1))
     for g2 in splits:
         candidate, t = bound_with(g2)
         if candidate > best:
             best, scale = candidate, t
     return LowerBound(float(best), rows, mass, slopes, scale, residual)
+
+
+def penalty_split(g_L: np.ndarray, gamma: np.ndarray, p_norm: float, room: float, l1: float) -> np.ndarray:
+    """The penalty's part ``g_2`` of the norm-priced columns' sums ``g_L = g_1 + g_2`` that leaves it the least to pay
+    when the budget takes at most ``room``: ``min sum_j (|g_2j| - l1)_+^2  s.t.  ||gamma g_1||_p <= room``
+    (with an l2 penalty, :func:`_penalty_relief` is ``-1 / (4 l2)`` times the objective).  With ``a_j = (|g_Lj| -
+    l1)_+`` the budget takes ``g_1j = sign(g_Lj) delta_j``, ``0 <= delta_j <= a_j``, and the penalty pays ``(a_j -
+    delta_j)^2``: ``delta = a`` when it fits; else for ``p = inf`` ``delta_j = min(a_j, room / gamma_j)``, for ``p =
+    1`` ``delta_j = clip(a_j - mu gamma_j / 2, 0, a_j)`` and for ``p = 2`` ``delta_j = a_j / (1 + mu gamma_j^2)``,
+    with the multiplier ``mu`` found by bisection so that the budget is met (from the feasible side); other ``p``
+    scale ``a`` onto the budget (feasible, not optimal).  Any split gives a valid bound (:func:`_budget_bound`)."""
+    a = np.maximum(np.abs(g_L) - l1, 0.0)
+    sign = np.sign(g_L)
+
+    def used(delta):
+        return float(np.linalg.norm(gamma * delta, ord=p_norm))
+
+    if room <= 0 or not np.any(a > 0):
+        delta = np.zeros_like(a)
+    elif used(a) <= room:
+        delta = a
+    elif np.isinf(p_norm):
+        delta = np.minimum(a, room / gamma)
+    elif p_norm in (1.0, 2.0):
+        def shrink(mu):
+            return np.clip(a - 0.5 * mu * gamma, 0.0, a) if p_norm == 1.0 else a / (1.0 + mu * gamma ** 2)
+        lo, hi = 0.0, 1.0
+        while used(shrink(hi)) > room and hi < 1e300:
+            hi *= 4.0
+        for _ in range(200):
+            mid = 0.5 * (lo + hi)
+            if used(shrink(mid)) > room:
+                lo = mid
+            else:
+                hi = mid
+            if hi - lo <= 1e-15 * hi:
+                break
+        delta = shrink(hi)                        # the feasible side
+    else:
+        delta = a * (room / used(a))
+    return g_L - sign * delta
 
 
 # ------------------------------------------------------------------------------------------ pieces

@@ -8,6 +8,8 @@ from typing import Any, Dict, List, Optional
 
 import numpy as np
 
+from ..gaps import relative_gap
+
 
 @dataclass
 class ProgramRecipe:
@@ -73,7 +75,7 @@ class FitResult:
         solver (an LP solved by HiGHS over the enumerated configurations,
         :func:`drokit.evaluation.worst_case_value`): the optimal value is at most this;
     ``gap``
-        ``upper_bound - lower_bound`` (``relative_gap`` divides by ``max(1, |upper_bound|)``).
+        ``upper_bound - lower_bound`` (``relative_gap`` divides by ``max(|upper_bound|, 1e-2)``: :mod:`drokit.gaps`).
 
     Size
     ----
@@ -139,7 +141,7 @@ class FitResult:
 
     @property
     def relative_gap(self) -> float:
-        return float(self.gap / max(1.0, abs(self.upper_bound)))
+        return relative_gap(self.lower_bound, self.upper_bound)
 
     @property
     def total_time(self) -> float:

@@ -56,6 +56,7 @@ import scipy.linalg
 from scipy.special import entr, expit
 
 from ..exceptions import ParameterError
+from ..gaps import gap_scale, relative_gap
 from ..metrics.costs import NormCost
 
 #: relative gap ``(F - lower) / max(1, |F|)`` at which the method stops (Clarabel's ``tol_gap_rel``)
@@ -107,7 +108,7 @@ class BarrierResult:
 
     @property
     def relative_gap(self) -> float:
-        return float((self.objective - self.lower_bound) / max(1.0, abs(self.objective)))
+        return relative_gap(self.lower_bound, self.objective)
 
 
 def ineligibility(inst) -> Optional[str]:
@@ -173,9 +174,9 @@ def solve_closed_form_logistic(inst, *, tol: Optional[float] = None, max_iter: O
     for outer in range(1, 200):
         steps += problem.center(state, tau, max_iter - steps)
         upper = problem.value(state)
-        polish = upper - lower <= POLISH_GAP * max(1.0, abs(upper))
+        polish = upper - lower <= POLISH_GAP * gap_scale(upper)
         lower = max(lower, problem.lower_bound(state, tau, polish=polish))
-        gap = (upper - lower) / max(1.0, abs(upper))
+        gap = relative_gap(lower, upper)
         history.append({"tau": tau, "newton_steps": steps, "upper": upper, "lower": lower, "gap": gap})
         if verbose:
             print(f"barrier {outer:3d}: tau {tau:9.2e}  Newton steps {steps:4d}  F {upper:.12g}  "
@@ -185,7 +186,7 @@ def solve_closed_form_logistic(inst, *, tol: Optional[float] = None, max_iter: O
             break
         if steps >= max_iter:
             break
-        if problem.nu / tau < 1e-3 * tol * max(1.0, abs(upper)):   # far past the central path's gap
+        if problem.nu / tau < 1e-3 * tol * gap_scale(upper):   # far past the central path's gap
             status = "stalled"
             break
         tau *= TAU_GROWTH
@@ -664,7 +665,7 @@ def _solve_erm(problem: _ScaledProblem, tol: float, max_iter: int, verbose: bool
         u = A @ z
         a = expit(-u)
         lower = max(lower, problem.dual_value(a, np.zeros_like(a)))
-        gap = (value - lower) / max(1.0, abs(value))
+        gap = relative_gap(lower, value)
         history.append({"newton_steps": steps, "upper": value, "lower": lower, "gap": gap})
         if verbose:
             print(f"barrier (ERM) Newton step {steps:4d}  F {value:.12g}  lower {lower:.12g}  gap {gap:.2e}")

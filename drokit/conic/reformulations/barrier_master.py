@@ -41,7 +41,7 @@ sample (stationarity in ``s_n``) and make ``theta`` stationary, so the masses ``
 ``L'(u_r)`` (:meth:`.row_terms.RowTerms.row_dual`) are a near-optimal dual point of the *full* problem (any
 masses on any rows are).  :func:`drokit.evaluation.lower_bound.lagrangian_bound` repairs it exactly and
 evaluates it with the loss's exact conjugate; the method stops when that bound and the oracle's upper bound
-agree to ``tol`` (relative to ``max(1, |upper|)``).  Neither bound depends on the Newton iterations being
+agree to ``tol`` (relative to ``max(|upper|, GAP_FLOOR)``: :mod:`drokit.gaps`).  Neither bound depends on the Newton iterations being
 accurate.
 
 Modules: ``phi_mu``, the epigraph levels and the reduced Newton step are in :mod:`.epigraph`; a centering (damped
@@ -57,6 +57,7 @@ from typing import Callable, Dict, List, Optional
 
 import numpy as np
 
+from ...gaps import GAP_FLOOR   # the gaps ``tol`` and ``accept`` are relative to ``max(|upper|, GAP_FLOOR)``
 from ...models.instance import DROInstance
 from ...oracles.enumeration import ConfigurationRows, concat_rows, take_rows, unique_rows
 from .level_max import LevelMaxColumns
@@ -75,8 +76,6 @@ MAX_STEPS = 600
 #: 40 the method gave up and six Clarabel masters took 35 s.  A working set far from the optimum's shows as a batch
 #: of new rows instead (``MAX_NEW_FRACTION``)
 CENTERING_MAX_STEPS = 100
-#: the gaps ``tol`` and ``accept`` are relative to ``max(|upper|, GAP_FLOOR)``
-GAP_FLOOR = 1e-2
 #: centerings without a better bound or a new row after which a gap within ``accept`` is taken (and after
 #: twice as many, the method gives up)
 STALL_CENTERINGS = 2
@@ -125,7 +124,7 @@ class BarrierMasterResult:
     upper_bound: float
     lower_bound: float
     dual: Optional[object]
-    certified: bool                # upper - lower <= tol max(1, |upper|)
+    certified: bool                # upper - lower <= tol max(|upper|, GAP_FLOOR)
     rows: ConfigurationRows        # the final working set
     newton_steps: int
     centerings: int

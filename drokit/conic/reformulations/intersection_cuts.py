@@ -33,6 +33,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ...exceptions import ParameterError
+from ...gaps import gap_scale
 from ...metrics.transport import wasserstein_distance
 from .intersection import (IntersectionResult, _assemble, _result, _solve_program, _validate,
                            intersection_rows)
@@ -193,7 +194,7 @@ def solve_intersection_cuts(X, y, X_aux, y_aux, radius, radius_aux, loss, *, p=1
             res.s = res.s + np.maximum(vi, 0.0)  # the feasible point of the full program
             res.value = upper_here
             best = (upper_here, res)
-        tol = gap_tol * max(1.0, abs(best[0]))
+        tol = gap_tol * gap_scale(best[0])
         new = []
         for i in np.flatnonzero(vi > tol / 10):
             new.append((int(i), int(ai[i, 0]), -1.0 if ai[i, 1] == 0 else 1.0))

@@ -46,6 +46,8 @@ from typing import Callable, Optional, Tuple
 
 import numpy as np
 
+from ...gaps import gap_scale
+
 from ...models.instance import DROInstance
 from ...oracles.enumeration import (ConfigurationRows, concat_rows, enumerate_configurations,
                                     take_rows, unique_rows)
@@ -68,7 +70,7 @@ class PhaseOneResult:
     #: the best Lagrangian lower bound of the smoothed dual points (``-inf`` when none was computed) and the
     #: :class:`~drokit.evaluation.lower_bound.LowerBound` that proves it
     lower_bound: float = -np.inf
-    certified: bool = False    # upper - lower_bound <= certify_tol max(1, |upper|)
+    certified: bool = False    # upper - lower_bound <= certify_tol max(|upper|, GAP_FLOOR)
     dual: Optional[object] = None
     bound_seconds: float = 0.0
     working_rows: int = 0      # rows of the smoothed master at the end
@@ -269,7 +271,7 @@ def phase_one(inst: DROInstance, oracle, *, tau0: float = 1e-1, tau_min: float =
 
     ``certify_tol``: also try to *certify* the point: at ``tau_min`` the smoothed dual point
     (:meth:`_SmoothedMaster.dual_point`) gives a Lagrangian lower bound, and the fit needs no master when
-    ``upper - lower <= certify_tol max(1, |upper|)`` (small or tie-free problems).  Smaller temperatures do
+    ``upper - lower <= certify_tol max(|upper|, 1e-2)`` (small or tie-free problems).  Smaller temperatures do
     not pay: Newton's region of fast convergence on ``F_tau`` shrinks with ``tau`` (60-step stalls below
     1e-5 on synthetic 10 + 10, N = 10,000); :mod:`.barrier_master` takes over from here.
 
@@ -342,7 +344,7 @@ def phase_one(inst: DROInstance, oracle, *, tau0: float = 1e-1, tau_min: float =
             grown = concat_rows([master.rows, take_rows(sep.rows, fresh)])
             master = None          # the old design is freed before the new one is built (peak memory at N = 1M)
             master = _SmoothedMaster(inst, grown, free, barrier)
-        if certify_tol is not None and upper - lower <= certify_tol * max(1.0, abs(upper)):
+        if certify_tol is not None and upper - lower <= certify_tol * gap_scale(upper):
             converged = certified = True
             break
         if control is not None and control.should_stop():

@@ -29,6 +29,8 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from ...gaps import gap_scale
+
 from ...models.instance import DROInstance
 from ...oracles.enumeration import ConfigurationRows, concat_rows, unique_rows
 from .row_terms import split_theta
@@ -61,7 +63,7 @@ class SlopeSplitResult:
     lam: float
     upper_bound: float             # exact objective at the best point (the oracle's)
     lower_bound: float             # the best repaired Lagrangian bound of the smoothed dual points (-inf: none)
-    certified: bool                # upper - lower <= certify_tol max(1, |upper|)
+    certified: bool                # upper - lower <= certify_tol max(|upper|, GAP_FLOOR)
     dual: object                   # the LowerBound that proves lower_bound (None: none)
     s: np.ndarray                  # per-sample maxima at the best point
     rows: ConfigurationRows        # the nominal rows, the oracle's maximizers and the dominant rows at the best point
@@ -105,7 +107,7 @@ def slope_split_search(inst: DROInstance, oracle, *, tau0: float = 1e-1, tau_min
     from ``beta = 0``, ``lambda = 2 lip(L)``: the exact objective at each end point by the oracle (the best is
     kept), then -- with ``certify_tol`` -- the repaired Lagrangian bound of the smoothed dual point
     (:meth:`SlopeSplitObjective.dual_point`); stops when they agree to ``certify_tol`` (relative to
-    ``max(1, |upper|)``) or below ``tau_min``.  Between temperatures each sample's local slopes move to its
+    ``max(|upper|, 1e-2)``: :mod:`drokit.gaps`) or below ``tau_min``.  Between temperatures each sample's local slopes move to its
     active margins (:meth:`SlopeSplitObjective.refine_slopes`, width ``sqrt(tau)``)."""
     from ...evaluation.lower_bound import lagrangian_bound
     from ...evaluation.worst_case import lambda_floor
@@ -141,7 +143,7 @@ def slope_split_search(inst: DROInstance, oracle, *, tau0: float = 1e-1, tau_min
             bound_time += time.perf_counter() - tb
             if lower < bound.value <= upper + 1e-9 * max(1.0, abs(upper)):    # above upper: wrongly evaluated
                 lower, dual = bound.value, bound
-            certified = upper - lower <= certify_tol * max(1.0, abs(upper))
+            certified = upper - lower <= certify_tol * gap_scale(upper)
         if log is not None:
             log(f"slope split: tau {tau:.0e}, {k} + {polished} Newton steps, exact {value:.9f}, best {upper:.9f}"
                 + (f", lower {lower:.9f}" if np.isfinite(lower) else "") + f", {time.perf_counter() - t0:.2f} s")
