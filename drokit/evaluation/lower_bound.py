@@ -39,8 +39,15 @@ The multipliers come from the worst-case distribution of the returned model
 slopes ``alpha_k = L'(u_k)``; at a kink of a piecewise-affine loss the slope starts at the middle of the
 subdifferential, which the repair can move.  At an optimum these are the KKT multipliers, so the bound
 meets the upper bound up to the optimization error of the model.  With an l1 / l2 penalty the penalized
-coefficients' columns need no exact zero: the penalty prices ``g_j`` (:func:`_budget_bound`).  Not covered
-(``None``): adversarial losses (the attack shift depends on ``beta``).
+coefficients' columns need no exact zero: the penalty prices ``g_j`` (:func:`_budget_bound`).
+
+Adversarial losses (DR-ARO, selvi2025 thesis Cor. 8: ``L(u - alpha ||beta_x||_{p*})``, or ``max L(r +- alpha
+||beta_x||_{p*})`` in regression): the worst attack is a shift of the argument by ``c(beta) = alpha ||beta_x||_{p*}``,
+and ``sup_{|delta| <= c} (alpha_k (u + delta)) = alpha_k u + |alpha_k| c`` gives, with ``L`` the attacked (inner)
+loss, ``L_attacked(u_k) >= alpha_k u_k + |alpha_k| c(beta) - L*(alpha_k)`` for every slope.  The Lagrangian gains
+``A ||beta_x||_{p*}`` with ``A = alpha sum_k m_k |alpha_k| >= 0``, and ``min_beta (h' beta + A ||beta||_{p*}) = 0`` for
+``||h||_p <= A``: the norm-priced columns' sums split once more, ``g_L = g_1 + g_2 + h`` (:func:`attack_offset`), the
+budget paying only ``g_1``.  The slopes start at ``L'`` of the attacked argument (``u - c`` at the model).
 """
 
 from __future__ import annotations
@@ -92,11 +99,90 @@ class LowerBound:
     residual: float
 
 
+def _attack(inst: DROInstance):
+    """``(L, p, alpha)``: the attacked loss, the attack ball's ``p`` and radius for an adversarial loss
+    (:class:`~drokit.losses.Adversarial`), else ``(inst.loss, None, 0.0)``."""
+    if hasattr(inst.loss, "at"):
+        return inst.loss.validated()
+    return inst.loss, None, 0.0
+
+
+def _loss_arguments(inst: DROInstance, rows: ConfigurationRows, intercept: float, coef: np.ndarray) -> np.ndarray:
+    """The attacked loss's argument per row at the model: the margin ``u_k``, shifted by the worst attack for an
+    adversarial loss (``u - c``, or the worse of ``r +- c`` in regression)."""
+    u = _margins(inst, rows, intercept, coef)
+    if hasattr(inst.loss, "at"):
+        return inst.evaluated_at(coef).loss.arguments(u)
+    return u
+
+
+def _attack_pieces(inst: DROInstance, rows: ConfigurationRows, intercept: float, coef: np.ndarray):
+    """``(rows, arguments, direction)`` for the multiplier program: without an attack the rows and their margins
+    (``direction`` None); in classification the attacked arguments ``u - c`` with direction -1 (the slopes of a
+    non-increasing loss are <= 0, so ``|alpha| c = -alpha c``); in regression every row twice, once per piece of
+    ``max(L(r + c), L(r - c))`` (arguments ``r + c`` then ``r - c``, directions +1 then -1): one slope per row cannot
+    be interior for stationarity and pay the full ``c`` at a residual of 0 (absolute loss), two pieces' masses can."""
+    u = _margins(inst, rows, intercept, coef)
+    if not hasattr(inst.loss, "at"):
+        return rows, u, None
+    c = inst.loss.shift(np.asarray(coef, dtype=float)[: inst.n_numerical])
+    if inst.is_classification:
+        return rows, u - c, -np.ones(rows.size)
+    return concat_rows([rows, rows]), np.concatenate([u + c, u - c]), np.repeat([1.0, -1.0], rows.size)
+
+
+def attack_offset(r: np.ndarray, radius: float, p: float, gamma: Optional[np.ndarray] = None,
+                  p_norm: float = 2.0) -> np.ndarray:
+    """A point ``h`` of the attack's ball ``||h||_p <= radius`` that leaves the budget the least of ``r`` (the norm-priced
+    columns' sums): ``min_h ||gamma (r - h)||_{p_norm}``, ``p_norm`` the ground norm's exponent.  Solved exactly (KKT) for
+    ``p = inf`` (``clip(r, -radius, radius)``, for every weighted norm), for ``p_norm = inf`` (a water level: ``|h_j| =
+    (|r_j| - mu / gamma_j)_+``, for every ball) and for ``p, p_norm`` in ``{1, 2}``: ``|h_j| = (|r_j| - mu / gamma_j^2)_+``
+    (``p = 1``, ``p_norm = 2``), ``min(|r_j|, gamma_j / mu)`` (``p = 2``, ``p_norm = 1``), ``gamma_j^2 |r_j| / (gamma_j^2 +
+    mu)`` (both 2), the ball filled in decreasing ``gamma_j`` (both 1); ``mu`` by bisection, from the ball's side.
+    Otherwise ``r`` scaled into the ball.  Any point of the ball gives a valid bound (module docstring)."""
+    r = np.asarray(r, dtype=float)
+    if radius <= 0 or not r.size:
+        return np.zeros_like(r)
+    gamma = np.ones_like(r) if gamma is None else np.asarray(gamma, dtype=float)
+    if np.isinf(p):
+        return np.clip(r, -radius, radius)
+    if float(np.linalg.norm(r, ord=p)) <= radius:
+        return r.copy()
+    a, sign = np.abs(r), np.sign(r)
+    if p == 1.0 and p_norm == 1.0:
+        take = np.zeros_like(a)
+        left = radius
+        for j in np.argsort(-gamma, kind="stable"):
+            take[j] = min(a[j], left)
+            left -= take[j]
+            if left <= 0:
+                break
+        return sign * take
+    families = {(1.0, 2.0): lambda mu: np.maximum(a - mu / gamma ** 2, 0.0),
+                (2.0, 1.0): lambda mu: np.minimum(a, gamma / mu) if mu > 0 else a,
+                (2.0, 2.0): lambda mu: a * gamma ** 2 / (gamma ** 2 + mu)}
+    family = (lambda mu: np.maximum(a - mu / gamma, 0.0)) if np.isinf(p_norm) else families.get((float(p), float(p_norm)))
+    if family is None:
+        return r * (radius / float(np.linalg.norm(r, ord=p)))
+    lo, hi = 0.0, 1.0
+    while float(np.linalg.norm(family(hi), ord=p)) > radius and hi < 1e300:
+        hi *= 4.0
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if float(np.linalg.norm(family(mid), ord=p)) > radius:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-15 * hi:
+            break
+    return sign * family(hi)                   # the feasible side
+
+
 def certified_lower_bound(inst: DROInstance, intercept: float, coef: np.ndarray,
                           upper: Optional[float] = None, tol: float = 1e-9,
                           rows: Optional[ConfigurationRows] = None, control=None) -> Optional[LowerBound]:
     """The Lagrangian lower bound of the module docstring for the model ``(intercept, coef)``; ``None``
-    where it does not apply (adversarial loss, a model whose worst case is infinite).
+    where it does not apply (a model whose worst case is infinite).
 
     First at the worst-case distribution of the model with slopes ``L'(u)``; while that bound is not
     within ``tol`` (relative) of ``upper`` (ties among maximizers: the worst-case distribution is not
@@ -106,13 +192,12 @@ def certified_lower_bound(inst: DROInstance, intercept: float, coef: np.ndarray,
     e.g. the cutting plane's last master); the largest bound found.  ``control``: the fit's
     :class:`~drokit.run_control.RunControl`, which records the KKT programs' solver calls."""
     from .worst_case_distribution import worst_case_support
-    if hasattr(inst.loss, "at"):
-        return None
-    support = worst_case_support(inst, intercept, coef)
+    fixed = inst.evaluated_at(coef)                # the model's attack is a fixed shift here (adversarial losses)
+    support = worst_case_support(fixed, intercept, coef)
     if not np.isfinite(support.value):
         return None
     upper = support.value + inst.penalty_value(coef) if upper is None else float(upper)
-    slopes, room = _initial_slopes(inst.loss, _margins(inst, support.rows, intercept, coef))
+    slopes, room = _initial_slopes(_attack(inst)[0], _loss_arguments(inst, support.rows, intercept, coef))
     best = lagrangian_bound(inst, support.rows, support.mass, slopes, room, coef=coef)
     enumerated = support.method in ("enumeration", "nominal")
     for widen in CANDIDATE_RTOLS:
@@ -120,9 +205,9 @@ def certified_lower_bound(inst: DROInstance, intercept: float, coef: np.ndarray,
             break
         candidates = support.candidates
         if widen != CANDIDATE_RTOLS[0] and enumerated:
-            candidates = worst_case_support(inst, intercept, coef, candidate_rtol=widen).candidates
+            candidates = worst_case_support(fixed, intercept, coef, candidate_rtol=widen).candidates
         if rows is not None and rows.size and not enumerated:
-            near = _near_maximizers(inst, rows, intercept, coef, support, widen)
+            near = _near_maximizers(fixed, rows, intercept, coef, support, widen)
             candidates = unique_rows(concat_rows([candidates, near]))
         elif widen != CANDIDATE_RTOLS[0] and not enumerated:
             break                                  # the oracle returns maximizers only: nothing to widen
@@ -130,7 +215,7 @@ def certified_lower_bound(inst: DROInstance, intercept: float, coef: np.ndarray,
             break                                  # too large to be cheap: the caller falls back (source "method")
         point = kkt_multipliers(inst, candidates, intercept, coef, control=control)
         if point is not None:
-            candidate = lagrangian_bound(inst, candidates, *point, coef=coef)
+            candidate = lagrangian_bound(inst, *point, coef=coef)
             if candidate.value > best.value:
                 best = candidate
     return best
@@ -159,7 +244,8 @@ def kkt_multipliers(inst: DROInstance, rows: ConfigurationRows, intercept: float
         s.t.  sum_{k of n} m_k = p_n,  m >= 0,
               r = A_F^T (sigma v),  S = sum_k m_k c_k + ||Gamma (A_L^T (sigma v) - g_2)||_p / lip(L) <= eps + b,  b >= 0.
 
-    ``-m L*(v / m)`` is the loss's dual hypograph (:func:`drokit.losses.conjugate.dual_hypograph`: exponential
+    With an adversarial loss ``L`` is the attacked loss at the attacked arguments and the norm-priced columns get the
+    attack's part ``h``, ``||h||_p <= alpha sum_k |v_k|`` (module docstring).  ``-m L*(v / m)`` is the loss's dual hypograph (:func:`drokit.losses.conjugate.dual_hypograph`: exponential
     cones for the logistic loss, second-order cones for Huber and smooth hinge, an LP for piecewise-affine
     losses); for a loss without one, the tangent at ``u_k`` with slopes in a narrow band
     (:data:`SMOOTH_BAND`) around ``L'(u_k)``.  The feasibility conditions are soft (weight ``M``): a model
@@ -169,14 +255,15 @@ def kkt_multipliers(inst: DROInstance, rows: ConfigurationRows, intercept: float
     only (the intercept): the penalized ones (``g_P = A_P^T (sigma v)``) and the penalty's part ``g_2`` of the
     norm-priced ones are priced by the penalty's conjugate ``pen*(g) = sum_j (|g_j| - l1)_+^2 / (4 l2)``, or ``|g_j|
     <= l1`` (soft) without ``l2`` (:func:`_penalty_conjugate`): the exact restricted dual, whatever the signs of the
-    model's (near-zero) coefficients (fuzz seeds 41978, 60516).  Returns ``(mass, slopes, room)`` or ``None`` when the program is not solved."""
+    model's (near-zero) coefficients (fuzz seeds 41978, 60516).  Returns ``(rows, mass, slopes, room)`` (the rows twice for an adversarial
+    regression: :func:`_attack_pieces`) or ``None`` when the program is not solved."""
     from ..conic.builder import Affine, ProgramBuilder
     from ..losses.conjugate import dual_hypograph
     from ..metrics.costs import NormCost
     from ..solvers.base import solve_with_retries
     from ..solvers.clarabel import ClarabelBackend
-    loss = inst.loss
-    u = _margins(inst, rows, intercept, coef)
+    loss, attack_p, attack_alpha = _attack(inst)
+    rows, u, direction = _attack_pieces(inst, rows, intercept, coef)
     sigma, shift = inst.row_signs(rows.sample, rows.flip)
     A = _row_matrix(inst, rows)
     free, limited = _column_roles(inst)
@@ -223,6 +310,16 @@ def kkt_multipliers(inst: DROInstance, rows: ConfigurationRows, intercept: float
                 g_2 = pb.aux("penalty_part", limited.size)
                 g_L = g_L - g_2 * gamma
                 value = value - _penalty_conjugate(pb, g_2, float(inst.l1_penalty), float(inst.l2_penalty), weight)
+            if attack_alpha > 0:
+                # the attack's part h: ||h||_p <= alpha sum_k d_k v_k, d_k = sign(alpha_k) at the model's attacked
+                # argument (-1 in classification: the slopes of a non-increasing loss are <= 0), so that the radius is
+                # affine in v (alpha sum_k |v_k| is not concave); the evaluation's sum_k |v_k| is at least as large
+                from ..losses.adversarial import dual_exponent
+                h = pb.aux("attack_part", limited.size)
+                reach = v.premultiply(direction[None, :]) * attack_alpha
+                pb.add_nonneg(reach)
+                NormCost(p=dual_exponent(attack_p)).add_dual_norm_leq(pb, h, reach, np.ones(limited.size))
+                g_L = g_L - h * gamma
             NormCost(p=inst.metric.dual_p).add_dual_norm_leq(pb, g_L, t, np.ones(limited.size))
             spent = spent + t * (1.0 / lip)
         over = pb.var("over_budget", 1)
@@ -244,7 +341,7 @@ def kkt_multipliers(inst: DROInstance, rows: ConfigurationRows, intercept: float
     mass = np.maximum(sol.x[:K], 0.0)
     fallback = np.clip(np.asarray(loss.derivative(u), dtype=float), lo, hi)
     slopes = np.clip(np.divide(sol.x[K:2 * K], mass, out=fallback, where=mass > 1e-300), lo, hi)
-    return mass, slopes, _room(slopes, lo, hi)
+    return rows, mass, slopes, _room(slopes, lo, hi)
 
 
 def _penalty_conjugate(pb, g, l1: float, l2: float, weight: float):
@@ -271,8 +368,10 @@ def lagrangian_bound(inst: DROInstance, rows: ConfigurationRows, mass: np.ndarra
     ``bvls``: whether the last resort of the repair, a dense bounded least-squares problem (:func:`_bvls_repair`,
     seconds at 1,000 rows), may run; a search that bounds many points in passing turns it off.  ``coef``: the
     model the point comes from, if any (a penalized bound splits the norm-priced columns by it: :func:`_budget_bound`).
-    Returns ``-inf`` as the value when the free-column conditions cannot be met."""
-    loss = inst.loss
+    Returns ``-inf`` as the value when the free-column conditions cannot be met.  With an adversarial loss the slopes
+    are the attacked loss's and the norm-priced columns may hand ``||h||_p <= alpha sum_k m_k |alpha_k|`` to the attack
+    (module docstring)."""
+    loss, attack_p, alpha = _attack(inst)
     lo, hi = slope_domain(loss)
     rows, mass, slopes, room = _with_every_sample(inst, rows, mass, slopes, room, lo, hi)
     sigma, shift = inst.row_signs(rows.sample, rows.flip)
@@ -318,7 +417,8 @@ def lagrangian_bound(inst: DROInstance, rows: ConfigurationRows, mass: np.ndarra
     # at radius 0 the ball holds P_N and its costless moves: masses on costly rows are mixed away (t = 0)
     lam0 = loss.lipschitz / float(inst.metric.kappa) \
         if not inst.is_classification and np.isfinite(inst.metric.kappa) else 0.0
-    return _budget_bound(inst, rows, mass, slopes, residual, value, g, priced, limited, S_c, float(lam0), coef)
+    attack = (attack_p, alpha * float(mass @ np.abs(slopes))) if alpha > 0 else None
+    return _budget_bound(inst, rows, mass, slopes, residual, value, g, priced, limited, S_c, float(lam0), coef, attack)
 
 
 def _penalty_relief(g: np.ndarray, l1: float, l2: float) -> float:
@@ -357,7 +457,7 @@ def penalty_zeros(inst: DROInstance, beta: np.ndarray) -> np.ndarray:
 
 
 def _budget_bound(inst: DROInstance, rows, mass, slopes, residual, value, g, priced, limited, S_c, lam0,
-                  coef: Optional[np.ndarray] = None) -> LowerBound:
+                  coef: Optional[np.ndarray] = None, attack=None) -> LowerBound:
     """The Lagrangian's minimum over the feasible ``(theta, lam)`` once the free columns are repaired: ``sum value +
     lam (eps - S_c) + g' theta + pen(beta)`` with the penalty ``l1 ||beta||_1 + l2 ||beta||^2`` (belbasi2023's r-MixF;
     the intercept is not penalized; 0 without one):
@@ -371,9 +471,11 @@ def _budget_bound(inst: DROInstance, rows, mass, slopes, residual, value, g, pri
       entry), given the model ``coef``, ``g_2`` = the penalty's gradient (:func:`penalty_gradient`, tight at a
       penalized optimum), and with an l2 penalty the split that leaves the penalty the least within the budget
       (:func:`penalty_split`);
+    * an adversarial loss (``attack = (p, A)``, ``A = alpha sum_k m_k |alpha_k|``) takes ``h`` with ``||h||_p <= A`` off
+      what the budget pays: ``g_1 = g_L - g_2 - h`` (:func:`attack_offset`);
     * a budget overspent (``spent > eps``) is met by mixing with the nominal rows at slope 0 (``m' = t m + (1 - t)
       p``, ``t = eps / spent``: ``g`` and ``spent`` scale by ``t``; :attr:`LowerBound.scale`)."""
-    loss = inst.loss
+    loss = _attack(inst)[0]
     eps, lip = float(inst.radius), float(loss.lipschitz)
     l1, l2 = float(inst.l1_penalty), float(inst.l2_penalty)
     offset = 1 if inst.fit_intercept else 0
@@ -383,7 +485,10 @@ def _budget_bound(inst: DROInstance, rows, mass, slopes, residual, value, g, pri
     g_L = g[limited]
 
     def bound_with(g2: np.ndarray):
-        norm = float(np.linalg.norm(gamma * (g_L - g2), ord=p_norm)) if limited.size else 0.0
+        rest = g_L - g2
+        if attack is not None:
+            rest = rest - attack_offset(rest, attack[1], attack[0], gamma, p_norm)
+        norm = float(np.linalg.norm(gamma * rest, ord=p_norm)) if limited.size else 0.0
         spent = S_c + (norm / lip if lip > 0 else (np.inf if norm > 0 else 0.0))
         if spent <= eps:
             relief = _penalty_relief(g[priced], l1, l2) + _penalty_relief(g2, l1, l2)

@@ -182,7 +182,8 @@ class AttackedLoss(Loss):
         self.decreasing = inner.decreasing if inner.task != REGRESSION else False
         self._regression = inner.task == REGRESSION
 
-    def _args(self, e):
+    def arguments(self, e):
+        """The attacked loss's argument: ``e - c`` (classification), or the worse of ``e +- c`` (regression)."""
         e = np.asarray(e, dtype=float)
         if self._regression:
             up, down = e + self.c, e - self.c
@@ -191,13 +192,13 @@ class AttackedLoss(Loss):
         return e - self.c
 
     def value(self, e):
-        return self.inner.value(self._args(e))
+        return self.inner.value(self.arguments(e))
 
     def derivative(self, e):
-        return self.inner.derivative(self._args(e))
+        return self.inner.derivative(self.arguments(e))
 
     def second_derivative(self, e):
-        return self.inner.second_derivative(self._args(e))
+        return self.inner.second_derivative(self.arguments(e))
 
     @property
     def lipschitz(self) -> float:

@@ -348,7 +348,7 @@ class CompiledProblem:
         * ``"lagrangian"``: the bound of :func:`drokit.evaluation.lower_bound.certified_lower_bound`, an explicit
           dual-feasible point evaluated exactly at the returned model, valid up to floating-point rounding;
         * ``"barrier"``: the barrier solver's own repaired dual bound (``method_bound_certified``), when larger;
-        * ``"method"``: where the Lagrangian bound does not apply (adversarial losses) or does not
+        * ``"method"``: where the Lagrangian bound does not apply (a model whose worst case is infinite) or does not
           reach within :data:`CERTIFIED_GAP` of ``upper`` while the method's bound does (its maximizers
           have ties the oracle's rows do not resolve, e.g. behind the cutting plane's budget cuts): the
           method's bound, a solver's dual objective that holds only up to the solver's residuals, capped at
@@ -379,7 +379,7 @@ class CompiledProblem:
         if bound is None or (not tight and capped > bound.value):
             reason = (f"the Lagrangian bound {info['discarded_lagrangian']:.10g} exceeded the exact upper bound and "
                       f"was discarded" if "discarded_lagrangian" in info
-                      else "the Lagrangian bound does not apply to adversarial losses" if bound is None
+                      else "the Lagrangian bound does not apply (the model's worst case is infinite)" if bound is None
                       else f"the Lagrangian bound reached {bound.value:.10g} only")
             return capped, {**info, "source": "method", "lagrangian": None if bound is None else bound.value,
                             "note": f"the method's dual bound, valid only up to its solver's residuals ({reason})"}
