@@ -150,9 +150,14 @@ def test_one_class_only():
 
 
 @pytest.mark.parametrize("y", [np.resize([0, 1, 2], N), np.resize(["a", "b", "c"], N)])
-def test_more_than_two_classes(y):
+def test_more_than_two_classes_with_a_margin_loss(y):
+    """Three classes fit the multinomial model with the logistic loss (tests/test_multinomial.py); a margin loss has
+    none, and the error names the alternatives."""
     X, _ = data()
-    assert_fit_fails(clf(), X, y, dk.DataError, "Only binary classification.*y has 3 classes.*OneVsRestClassifier")
+    assert_fit_fails(clf(loss="hinge"), X, y, dk.DataError,
+                     "Only binary classification is supported with loss 'hinge'.*y has 3 classes.*loss='logistic'"
+                     ".*OneVsRestClassifier")
+    assert clf().fit(X, y).result_.status == "optimal"
 
 
 def test_the_error_s_one_vs_rest_recipe_fits_and_certifies_every_class():

@@ -11,7 +11,7 @@ from functools import update_wrapper
 from types import MethodType
 
 import numpy as np
-from scipy.special import expit
+from scipy.special import expit, softmax
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
@@ -23,7 +23,7 @@ from ..solvers import solver_choices
 from ..run_control import check_time_limit, check_verbose
 from ..params import component, materialized, nested_params, real_number
 from .problem import ON_INACCURATE, Problem
-from .validation import as_1d, check_array_2d, check_features, encode_binary_labels
+from .validation import as_1d, check_array_2d, check_features, class_labels, encode_binary_labels
 
 HANDLE_UNKNOWN = ("error", "ignore")
 
@@ -125,6 +125,15 @@ class _DROLinearModel(BaseEstimator):
             if exc.result is None:
                 raise
             result, interrupted = exc.result, exc
+        self._remember(X, schema, ambiguity, result)
+        self._store_model(result, classes)
+        if interrupted is not None:
+            raise interrupted     # Ctrl-C: the best model so far is kept (result_.stop_reason == "interrupted")
+        return result
+
+    def _remember(self, X, schema, ambiguity, result) -> None:
+        """The fitted state every model keeps: ``schema_``, ``ambiguity_``, ``result_``, the input's feature names and
+        ``lambda_``."""
         self.schema_ = schema
         self.ambiguity_ = ambiguity
         self.result_ = result
@@ -135,10 +144,6 @@ class _DROLinearModel(BaseEstimator):
             del self.feature_names_in_
         self.feature_names_out_ = np.asarray(schema.encoded_names(), dtype=object)
         self.lambda_ = result.lambda_
-        self._store_model(result, classes)
-        if interrupted is not None:
-            raise interrupted     # Ctrl-C: the best model so far is kept (result_.stop_reason == "interrupted")
-        return result
 
     def _store_model(self, result, classes=None) -> None:
         """``coef_`` and ``intercept_`` (and ``classes_``) from a fit's result."""
@@ -150,7 +155,10 @@ class _DROLinearModel(BaseEstimator):
             raise ParameterError(f"handle_unknown must be one of {HANDLE_UNKNOWN}, got {self.handle_unknown!r}")
         data = check_features(X, self.schema_, owner=type(self).__name__, handle_unknown=self.handle_unknown)
         design = self.schema_.design(data)
-        return np.asarray(design @ self.result_.coef).ravel() + self.result_.intercept
+        coef = self.result_.coef
+        if coef.ndim == 2:                       # the multinomial model: one score per class (N, K)
+            return np.asarray(design @ coef.T) + self.result_.intercept[None, :]
+        return np.asarray(design @ coef).ravel() + self.result_.intercept
 
     def get_feature_names_out(self, input_features=None):
         """Names of the encoded columns that ``coef_`` refers to (numerical, then ``feature=level`` dummies)."""
@@ -217,9 +225,11 @@ class DROClassifier(ClassifierMixin, _DROLinearModel):
 
     Attributes
     ----------
-    classes_ : the two class labels; ``classes_[1]`` is the positive class (+1).
-    coef_ : (1, n_encoded) coefficients of the encoded columns (see ``get_feature_names_out()``).
-    intercept_ : (1,) intercept.
+    classes_ : the class labels; with two, ``classes_[1]`` is the positive class (+1).
+    coef_ : (1, n_encoded) coefficients of the encoded columns (see ``get_feature_names_out()``); with ``K >= 3``
+        classes (logistic loss: the multinomial model, :mod:`drokit.models.multinomial`) ``(K, n_encoded)``, one row per
+        class, centred (``coef_.sum(axis=0) == 0``).
+    intercept_ : (1,) intercept; ``(K,)`` with ``K >= 3`` classes (centred).
     result_ : :class:`~drokit.FitResult` with objective, certificate and diagnostics.
     lambda_ : optimal dual multiplier of the Wasserstein budget.
     n_features_in_ : number of columns of ``X`` at fit.
@@ -241,12 +251,38 @@ class DROClassifier(ClassifierMixin, _DROLinearModel):
 
     def fit(self, X, y, sample_weight=None):
         """Fit the model; returns ``self``.  ``sample_weight``: nonnegative weights of the samples (the
-        nominal distribution ``P_N = sum_n p_n delta_n``, ``p = w / sum(w)``; the ball is around it)."""
+        nominal distribution ``P_N = sum_n p_n delta_n``, ``p = w / sum(w)``; the ball is around it).  With three
+        or more classes and the logistic loss, the multinomial model (:mod:`drokit.models.multinomial`)."""
         X = check_array_2d(X)
         y = as_1d(y, X.shape[0])  # once, so that a column vector warns once
+        classes = class_labels(y, X.shape[0])
+        if classes.size > 2:
+            self._fit_multinomial(X, y, sample_weight, classes)
+            return self
         _, classes = encode_binary_labels(y, X.shape[0])
         self._fit(X, y, sample_weight, classes)
         return self
+
+    def _fit_multinomial(self, X, y, sample_weight, classes) -> None:
+        """The multinomial DRO logistic model of :mod:`drokit.models.multinomial` (logistic loss only)."""
+        from ..schema import FeatureSchema
+        from .multinomial import fit_multinomial
+        self._validate_params()
+        name = get_loss(self.loss if self.loss is not None else self._default_loss).name
+        if name != "logistic":
+            encode_binary_labels(y, X.shape[0], why=f"with loss {name!r} (it has no multinomial model)")
+        problem = self._problem().built(X, y, categorical_features=self.categorical_features,
+                                        categories=self.categories, sample_weight=sample_weight)
+        result = fit_multinomial(problem, X, y, classes, method=self.method, solver=self.solver,
+                                 solver_options=self.solver_options, on_inaccurate=self.on_inaccurate,
+                                 verbose=self.verbose, categorical_features=self.categorical_features,
+                                 categories=self.categories, sample_weight=sample_weight,
+                                 max_configurations=int(self.max_configurations))
+        schema = FeatureSchema.infer(X, self.categorical_features, self.categories)
+        self._remember(X, schema, component(problem, "ambiguity"), result)
+        self.classes_ = classes
+        self.coef_ = result.coef.copy()
+        self.intercept_ = np.asarray(result.intercept, dtype=float).copy()
 
     def _store_model(self, result, classes=None) -> None:
         self.classes_ = classes
@@ -254,12 +290,15 @@ class DROClassifier(ClassifierMixin, _DROLinearModel):
         self.intercept_ = np.array([result.intercept])
 
     def decision_function(self, X) -> np.ndarray:
-        """``beta_0 + beta^T encode(x)``: positive values predict ``classes_[1]``."""
+        """``beta_0 + beta^T encode(x)``: positive values predict ``classes_[1]``; with three or more classes the
+        scores ``b_k + w_k^T encode(x)``, one column per class of ``classes_``."""
         return self._decision(X)
 
     def predict(self, X) -> np.ndarray:
-        positive = self.decision_function(X) > 0  # first: raises NotFittedError before fit
-        return self.classes_[positive.astype(int)]
+        scores = self.decision_function(X)   # first: raises NotFittedError before fit
+        if scores.ndim == 2:
+            return self.classes_[np.argmax(scores, axis=1)]
+        return self.classes_[(scores > 0).astype(int)]
 
     def _no_proba_reason(self) -> str:
         """Why ``predict_proba`` is not available (``""`` when it is: the logistic loss)."""
@@ -274,8 +313,12 @@ class DROClassifier(ClassifierMixin, _DROLinearModel):
 
     @_probabilistic
     def predict_proba(self, X) -> np.ndarray:
-        """Class probabilities ``[1 - sigma(f), sigma(f)]`` (logistic loss only)."""
-        p = expit(self.decision_function(X))
+        """Class probabilities ``[1 - sigma(f), sigma(f)]`` (logistic loss only); with three or more classes
+        ``softmax_k(b_k + w_k^T encode(x))``."""
+        scores = self.decision_function(X)
+        if scores.ndim == 2:
+            return softmax(scores, axis=1)
+        p = expit(scores)
         return np.column_stack([1.0 - p, p])
 
     @_probabilistic
@@ -285,7 +328,8 @@ class DROClassifier(ClassifierMixin, _DROLinearModel):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
+        # three or more classes: the multinomial model, logistic loss only (a margin loss raises DataError)
+        tags.classifier_tags.multi_class = not self._no_proba_reason()
         return tags
 
 

@@ -56,8 +56,9 @@ def as_1d(y, n_samples: int) -> np.ndarray:
     return y
 
 
-def encode_binary_labels(y, n_samples: int) -> Tuple[np.ndarray, np.ndarray]:
-    """Map two classes to -1/+1 (``classes[0] -> -1``, ``classes[1] -> +1``); returns (y_pm1, classes)."""
+def class_labels(y, n_samples: int) -> np.ndarray:
+    """The sorted class labels of a classification target: two or more, of one type, no NaN or missing value, not a
+    continuous target."""
     y = as_1d(y, n_samples)
     if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
         raise DataError(f"y has {int((~np.isfinite(y)).sum())} NaN/inf value(s)")
@@ -70,15 +71,24 @@ def encode_binary_labels(y, n_samples: int) -> Tuple[np.ndarray, np.ndarray]:
                         f"of one type") from None
     if classes.size < 2:
         raise DataError(f"y has only one class ({classes.tolist()}); a classifier needs two classes")
+    if classes.size > 2 and y.dtype.kind == "f" and np.any(classes != np.round(classes)):
+        raise DataError(f"Unknown label type: y is continuous ({classes.size} distinct values); a "
+                        f"classifier needs classes (use DRORegressor for a continuous target)")
+    return classes
+
+
+def encode_binary_labels(y, n_samples: int, why: str = "") -> Tuple[np.ndarray, np.ndarray]:
+    """Map two classes to -1/+1 (``classes[0] -> -1``, ``classes[1] -> +1``); returns (y_pm1, classes).  More classes
+    raise :class:`DataError` with the alternatives (``why``: what restricts this fit to two classes).  The message
+    starts "Only binary classification is supported", scikit-learn's words for it."""
+    y = as_1d(y, n_samples)
+    classes = class_labels(y, n_samples)
     if classes.size > 2:
-        if y.dtype.kind == "f" and np.any(classes != np.round(classes)):
-            raise DataError(f"Unknown label type: y is continuous ({classes.size} distinct values); a "
-                            f"classifier needs two classes (use DRORegressor for a continuous target)")
-        raise DataError(f"Only binary classification is supported: y has {classes.size} classes "
-                        f"({classes.tolist()[:10]}); for more classes wrap the estimator, "
+        raise DataError(f"Only binary classification is supported{' ' + why if why else ''}: y has {classes.size} classes "
+                        f"({classes.tolist()[:10]}); the joint multinomial DRO model is "
+                        f"dk.DROClassifier(loss='logistic'), or wrap the estimator, "
                         f"sklearn.multiclass.OneVsRestClassifier(dk.DROClassifier(...)): one certified binary "
-                        f"DRO model per class, each robust for its own one-vs-rest task (a joint multinomial "
-                        f"DRO model is not available yet), or map the task to two classes")
+                        f"DRO model per class, each robust for its own one-vs-rest task; or map the task to two classes")
     return np.where(y == classes[1], 1.0, -1.0), classes
 
 
