@@ -82,8 +82,12 @@ def _assert_certified(res, ref):
 @pytest.mark.parametrize("eps,p", [(0.0, 2), (0.1, 2), (0.5, 2), (0.2, 1), (0.2, np.inf)])
 def test_fit_equals_the_enumerated_cvxpy_model_and_is_certified(kappa, eps, p):
     X, y, x, z = _data()
+    ref = _reference(x, z, y, 3, eps, kappa, p=p)
     clf = dk.DROClassifier(ambiguity=dk.Wasserstein(_metric(kappa, p), eps)).fit(X, y)
-    _assert_certified(clf.result_, _reference(x, z, y, 3, eps, kappa, p=p))
+    _assert_certified(clf.result_, ref)
+    cut = dk.DROClassifier(ambiguity=dk.Wasserstein(_metric(kappa, p), eps), method="cutting_plane").fit(X, y)
+    _assert_certified(cut.result_, ref)
+    assert cut.result_.method == "cutting_plane" and cut.result_.n_configuration_rows <= cut.result_.n_enumeration_rows
     assert clf.coef_.shape == (3, 5) and np.allclose(clf.coef_.sum(axis=0), 0) and np.isclose(clf.intercept_.sum(), 0)
 
 
@@ -182,8 +186,17 @@ def test_clear_errors():
     with pytest.raises(dk.DataError, match="OneVsRestClassifier"):
         dk.DROClassifier(loss="hinge").fit(X, y)
     with pytest.raises(dk.ParameterError, match="no multinomial version"):
-        dk.DROClassifier(method="cutting_plane").fit(X, y)
+        dk.DROClassifier(method="graph").fit(X, y)
     with pytest.raises(dk.ParameterError, match="penalty"):
         dk.DROClassifier(l2_penalty=0.1).fit(X, y)
     with pytest.raises(dk.ProblemTooLargeError, match="OneVsRestClassifier"):
         dk.DROClassifier(max_configurations=100).fit(X, y)
+
+
+def test_time_limit_reaches_the_solver():
+    """``time_limit`` bounds the conic solve: a limit far below the solve's time raises SolverError (status
+    "time_limit"), never a silent answer."""
+    X, y, _, _ = _data(N=60, K=4, seed=9)
+    with pytest.raises(dk.SolverError) as info:
+        dk.DROClassifier(ambiguity=dk.Wasserstein(_metric(1.0), 0.2), time_limit=1e-4).fit(X, y)
+    assert info.value.status == "time_limit"

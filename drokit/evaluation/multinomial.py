@@ -22,31 +22,19 @@ from typing import Optional, Tuple
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.special import logsumexp, softmax
+from scipy.special import softmax
 
-from ..conic.reformulations.multinomial import MultinomialRows, limited_columns, row_design, take
+from ..conic.reformulations.multinomial import MultinomialRows, limited_columns, row_design, row_losses, scores, take
 from ..exceptions import SolverError
 from ..gaps import gap_scale
 from ..metrics.costs import NormCost
 from ..models.instance import DROInstance
-from ..oracles.enumeration import ConfigurationRows
 
 #: the status rule of every fit (drokit.models.problem.CERTIFIED_GAP): the search for a better dual point stops
 #: at a tenth of it
 CERTIFIED_GAP = 1e-6
 #: a free-column residual of the repaired dual point below this (relative to the masses) is rounding
 RESIDUAL_RTOL = 1e-12
-
-
-def scores(inst: DROInstance, rows: ConfigurationRows, coef: np.ndarray, intercept: np.ndarray) -> np.ndarray:
-    """``f_k(row) = b_k + w_k^T a_r`` (R, K)."""
-    return np.asarray(row_design(inst, rows) @ coef.T) + intercept[None, :]
-
-
-def row_losses(inst: DROInstance, mrows: MultinomialRows, coef: np.ndarray, intercept: np.ndarray) -> np.ndarray:
-    """``LSE_k f_k - f_{y'}`` per row."""
-    f = scores(inst, mrows.rows, coef, intercept)
-    return logsumexp(f, axis=1) - f[np.arange(mrows.size), mrows.target]
 
 
 def lambda_floor(inst: DROInstance, coef: np.ndarray) -> float:

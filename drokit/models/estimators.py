@@ -277,7 +277,7 @@ class DROClassifier(ClassifierMixin, _DROLinearModel):
                                  solver_options=self.solver_options, on_inaccurate=self.on_inaccurate,
                                  verbose=self.verbose, categorical_features=self.categorical_features,
                                  categories=self.categories, sample_weight=sample_weight,
-                                 max_configurations=int(self.max_configurations))
+                                 max_configurations=int(self.max_configurations), time_limit=self.time_limit)
         schema = FeatureSchema.infer(X, self.categorical_features, self.categories)
         self._remember(X, schema, component(problem, "ambiguity"), result)
         self.classes_ = classes

@@ -15,8 +15,9 @@ lambda ||Gamma (x_n - x')||`` is attained at ``x' = x_n``; below it the loss gro
 w_{y'})^T Delta`` along a ray and the supremum is infinite.  Every class is some sample's label, so every pair
 ``(k, j)`` counts, with finite ``kappa`` or not.  At ``K = 2`` (``w = w_2 - w_1``) this is the binary model.
 
-The program (:func:`drokit.conic.reformulations.multinomial.build_program`, every categorical configuration of the mutable features enumerated, each
-with every reachable label): ``min lambda eps + sum_n p_n s_n`` over ``W, b, lambda, s`` with one log-sum-exp
+The program (:func:`drokit.conic.reformulations.multinomial.build_program`, every categorical configuration of
+the mutable features enumerated, each with every reachable label; solved at once, ``method="monolithic"``, or by
+constraint generation, ``"cutting_plane"``: :func:`drokit.conic.reformulations.multinomial.cutting_plane`): ``min lambda eps + sum_n p_n s_n`` over ``W, b, lambda, s`` with one log-sum-exp
 epigraph per row, ``sum_k exp(f_k - f_{y'} - lambda c - s_n) <= 1`` (``K`` exponential cones and one linear
 row), and the pairwise dual-norm cones ``||Gamma^{-1} (w_{k,x} - w_{j,x})||_* <= lambda``.  The scores are
 invariant to adding one vector to every class; the program keeps that freedom and the fitted model is
@@ -47,7 +48,8 @@ from typing import Tuple
 
 import numpy as np
 
-from ..conic.reformulations.multinomial import MultinomialRows, build_program, multinomial_rows
+from ..conic.reformulations.multinomial import (MONOLITHIC_CONES, MultinomialRows, build_program, cutting_plane,
+                                                multinomial_rows, read_solution)
 from ..evaluation.multinomial import CERTIFIED_GAP, certified_lower_bound, worst_case_value
 from ..exceptions import DataError, ParameterError, ProblemTooLargeError, SolverError
 from ..gaps import gap_scale, relative_gap
@@ -57,7 +59,7 @@ from .result import FitResult
 
 
 #: the methods of the multinomial model (the binary model's other methods have no multinomial version yet)
-METHODS = ("auto", "monolithic")
+METHODS = ("auto", "monolithic", "cutting_plane")
 
 
 def _centred(coef: np.ndarray, intercept: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
@@ -82,16 +84,21 @@ def bind(problem, X, y, classes: np.ndarray, *, categorical_features=None, categ
 
 def fit_multinomial(problem, X, y, classes: np.ndarray, *, method: str = "auto", solver: str = "auto",
                     solver_options=None, on_inaccurate: str = "raise", verbose=False, categorical_features=None,
-                    categories="auto", sample_weight=None, max_configurations: int = 5_000_000) -> FitResult:
+                    categories="auto", sample_weight=None, max_configurations: int = 5_000_000,
+                    time_limit=None) -> FitResult:
     """Fit the multinomial DRO logistic model of the module docstring; returns a :class:`FitResult` whose ``coef`` is
     ``(K, n_encoded)`` and ``intercept`` ``(K,)`` (centred), certified like the binary model: ``upper_bound`` the
     model's exact worst-case risk, ``lower_bound`` the Lagrangian bound of an explicit dual point (or, where that
-    falls short, the conic solver's dual objective: ``auxiliary["lower_bound"]["source"] == "method"``)."""
+    falls short, the conic solver's dual objective: ``auxiliary["lower_bound"]["source"] == "method"``).
+    ``time_limit``: seconds for the conic solve (:class:`~drokit.run_control.RunControl`); ``verbose >= 3`` shows the
+    solver's log."""
+    from ..run_control import RunControl
     from ..solvers import get_backend
     from ..solvers.base import solve_with_retries
     if method not in METHODS:
         raise ParameterError(f"method {method!r} has no multinomial version: for {classes.size} classes use method "
-                             f"'auto' or 'monolithic' (the exact program over every configuration), or "
+                             f"'auto', 'monolithic' (the exact program over every configuration and label) or "
+                             f"'cutting_plane' (the same program by constraint generation), or "
                              f"sklearn.multiclass.OneVsRestClassifier(dk.DROClassifier(method={method!r}))")
     if problem.validated_penalty("l1_penalty") or problem.validated_penalty("l2_penalty"):
         raise ParameterError("l1_penalty / l2_penalty are not available for the multinomial model yet; use 0, or "
@@ -113,19 +120,37 @@ def fit_multinomial(problem, X, y, classes: np.ndarray, *, method: str = "auto",
         keep = np.flatnonzero(mrows.cost == 0)
         mrows = MultinomialRows(ConfigurationRows(mrows.rows.sample[keep], mrows.rows.Z[keep], mrows.rows.cost[keep],
                                                   mrows.rows.flip[keep]), mrows.target[keep], mrows.cost[keep])
-    program = build_program(inst, mrows, K)
+    if method == "auto":
+        method = "monolithic" if mrows.size * K <= MONOLITHIC_CONES else "cutting_plane"
     compile_time = time.perf_counter() - t0
     backend = get_backend(solver if solver != "barrier" else "auto")
+    control = RunControl(time_limit, verbose)
+
+    def solve(program):
+        sol = solve_with_retries(backend, program, solver_options, verbose=control.solver_verbose, control=control,
+                                 stage="multinomial program")
+        if sol.x is None or sol.status not in ("optimal", "optimal_inaccurate"):
+            raise SolverError(f"solver {backend.name!r} returned status {sol.status!r} ({sol.raw_status}) for the "
+                              f"multinomial program", status=sol.status, raw_status=sol.raw_status,
+                              solver=backend.name, solution=sol)
+        return sol
+
     t1 = time.perf_counter()
-    sol = solve_with_retries(backend, program, solver_options, verbose=bool(verbose) and int(verbose) >= 3)
+    rounds, working = 1, mrows.size
+    with control.interruptible():
+        if method == "monolithic":
+            program = build_program(inst, mrows, K)
+            sol = solve(program)
+        else:
+            log = control.log if control.verbose >= 2 else None
+            sol, program, work, rounds, converged = cutting_plane(inst, mrows, K, solve, log=log)
+            working = work.size
+            if not converged:
+                raise SolverError(f"the multinomial cutting plane did not converge in {rounds} rounds "
+                                  f"({working:,} of {mrows.size:,} rows)", status="max_iterations",
+                                  solver=backend.name, solution=sol)
     solve_time = time.perf_counter() - t1
-    if sol.x is None or sol.status not in ("optimal", "optimal_inaccurate"):
-        raise SolverError(f"solver {backend.name!r} returned status {sol.status!r} ({sol.raw_status}) for the "
-                          f"multinomial program", status=sol.status, raw_status=sol.raw_status, solver=backend.name,
-                          solution=sol)
-    d = inst.schema.n_encoded
-    coef = sol.x[program.variables["coef"]].reshape(K, d)
-    intercept = sol.x[program.variables["intercept"]] if inst.fit_intercept else np.zeros(K)
+    coef, intercept, _, s_epi = read_solution(inst, program, sol.x, K)
     coef, intercept = _centred(coef, intercept)
     t2 = time.perf_counter()
     worst = worst_case_value(inst, mrows, coef, intercept)
@@ -154,14 +179,16 @@ def fit_multinomial(problem, X, y, classes: np.ndarray, *, method: str = "auto",
         warnings.warn(msg, RuntimeWarning, stacklevel=3)
         warnings_.append(msg)
     result = FitResult(
-        objective=float(upper), status=status, method="monolithic",
+        objective=float(upper), status=status, method=method,
         method_reason=(f"multinomial logistic model, {K} classes: the exact program over every configuration and "
-                       f"label ({mrows.size:,} rows x {K} exponential cones; drokit.models.multinomial)"),
+                       f"label ({mrows.size:,} rows x {K} exponential cones; drokit.models.multinomial)"
+                       + ("" if method == "monolithic" else
+                          f", by constraint generation: {rounds} masters, {working:,} rows in the last")),
         solver=sol.solver, raw_status=sol.raw_status, lower_bound=float(lower), upper_bound=float(upper),
-        intercept=intercept, coef=coef, lambda_=float(worst.lam), s=sol.x[program.variables["s"]],
+        intercept=intercept, coef=coef, lambda_=float(worst.lam), s=s_epi,
         compile_time=compile_time, solve_time=solve_time, evaluation_time=evaluation_time,
         iterations=int(sol.iterations), n_variables=program.n_variables, n_constraints=program.n_constraints,
-        cones=program.cone_counts(), n_configuration_rows=mrows.size, n_enumeration_rows=mrows.size,
+        cones=program.cone_counts(), n_configuration_rows=working, n_enumeration_rows=mrows.size,
         primal_residual=float(sol.info.get("r_prim", np.nan)), dual_residual=float(sol.info.get("r_dual", np.nan)),
         warnings=warnings_)
     result.auxiliary["lower_bound"] = how

@@ -18,6 +18,7 @@ from typing import Tuple
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.special import logsumexp
 
 from ..builder import ProgramBuilder
 from ...metrics.costs import NormCost
@@ -125,3 +126,56 @@ def take(mrows: MultinomialRows, index: np.ndarray) -> MultinomialRows:
                            mrows.target[index], mrows.cost[index])
 
 
+def scores(inst: DROInstance, rows: ConfigurationRows, coef: np.ndarray, intercept: np.ndarray) -> np.ndarray:
+    """``f_k(row) = b_k + w_k^T a_r`` (R, K)."""
+    return np.asarray(row_design(inst, rows) @ coef.T) + intercept[None, :]
+
+
+def row_losses(inst: DROInstance, mrows: MultinomialRows, coef: np.ndarray, intercept: np.ndarray) -> np.ndarray:
+    """``LSE_k f_k - f_{y'}`` per row."""
+    f = scores(inst, mrows.rows, coef, intercept)
+    return logsumexp(f, axis=1) - f[np.arange(mrows.size), mrows.target]
+
+
+# ------------------------------------------------------------------------------------------ the cutting plane
+#: a row whose value ``l_r - lambda c_r`` exceeds its sample's epigraph ``s_n`` by more than this (relative to
+#: ``max(1, |s_n|)``) joins the master
+VIOLATION_TOL = 1e-9
+#: method "auto" solves the whole program up to this many exponential cones, the cutting plane above
+MONOLITHIC_CONES = 3_000
+
+
+def read_solution(inst: DROInstance, program, x: np.ndarray, n_classes: int):
+    """``(coef (K, d), intercept (K,), lambda, s)`` of a solution of :func:`build_program`."""
+    d = inst.schema.n_encoded
+    coef = x[program.variables["coef"]].reshape(n_classes, d)
+    intercept = x[program.variables["intercept"]] if inst.fit_intercept else np.zeros(n_classes)
+    return coef, intercept, float(x[program.variables["lambda"]][0]), x[program.variables["s"]]
+
+
+def cutting_plane(inst: DROInstance, mrows: MultinomialRows, n_classes: int, solve, max_rounds: int = 100,
+                  log=None):
+    """The program of every row in ``mrows`` by constraint generation: masters over a working set (first the costless
+    rows with the sample's own label), each sample's most violated row added while any exceeds its epigraph by more
+    than :data:`VIOLATION_TOL` (separation by enumeration: every row's ``l_r - lambda c_r`` at the master's point).
+    A master without violated rows solves the whole program.  ``solve(program)`` returns a solution (or raises).
+    Returns ``(solution, program, working indices, rounds, converged)``."""
+    sample = mrows.rows.sample
+    work = np.flatnonzero(mrows.cost == 0)
+    sol = program = None
+    for rounds in range(1, max_rounds + 1):
+        program = build_program(inst, take(mrows, work), n_classes)
+        sol = solve(program)
+        coef, intercept, lam, s = read_solution(inst, program, sol.x, n_classes)
+        excess = row_losses(inst, mrows, coef, intercept) - lam * mrows.cost - s[sample]
+        order = np.lexsort((-excess, sample))
+        first = order[np.r_[True, sample[order][1:] != sample[order][:-1]]]
+        violated = first[excess[first] > VIOLATION_TOL * np.maximum(1.0, np.abs(s[sample[first]]))]
+        new = np.setdiff1d(violated, work)
+        if log is not None:
+            log(f"multinomial round {rounds:>3}: {work.size:,} rows, objective {sol.primal_objective:.9g}, "
+                f"{new.size} violated rows added")
+        if not new.size:
+            return sol, program, work, rounds, True
+        work = np.union1d(work, new)
+    return sol, program, work, max_rounds, False
