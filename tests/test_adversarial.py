@@ -167,6 +167,9 @@ def test_mixed_features_every_path_equals_enumeration(kappa):
         assert clf.result_.objective == pytest.approx(ref, rel=1e-6), method
         assert clf.result_.lower_bound <= clf.result_.upper_bound + 1e-7
         assert clf.result_.upper_bound == pytest.approx(ref, rel=1e-6), method
+        # the certificate is an explicit dual point (tests/test_lower_bound_adversarial.py), below the optimum
+        assert clf.result_.auxiliary["lower_bound"]["source"] == "lagrangian", method
+        assert clf.result_.lower_bound <= ref + 1e-9 and clf.result_.relative_gap <= 1e-6
 
 
 def test_worst_case_distribution_of_an_adversarial_model_attains_its_value():

@@ -12,7 +12,7 @@ import drokit.evaluation.lower_bound as lb
 from drokit.losses import Adversarial
 from drokit.losses.conjugate import slope_domain
 from drokit.oracles.enumeration import enumerate_configurations
-from tests.test_adversarial import _data, _dual, _enumerated_cvxpy, _mixed
+from tests.test_adversarial import _data, _dual
 
 cp = pytest.importorskip("cvxpy")
 
@@ -115,18 +115,6 @@ def test_fitted_adversarial_regressions_are_certified(loss, p_attack, q):
     X, y = _regression_data()
     res = _problem(loss, p_attack, q, np.inf, task="regression").compile(X, y).solve()
     _assert_certified(res, _numerical_reference(X, y, loss, p_attack, q, np.inf, task="regression"))
-
-
-@pytest.mark.parametrize("kappa", [np.inf, 1.0])
-def test_mixed_features_dr_aro_certified_by_every_method(kappa):
-    X, y = _mixed()
-    eps, alpha = 0.15, 0.1
-    ref = _enumerated_cvxpy(X, y, eps, alpha, kappa)
-    metric = dk.GroundMetric(numerical=dk.NormCost(p=1), categorical=dk.MismatchCost(), label=dk.LabelCost(kappa))
-    for method in ("monolithic", "cutting_plane", "graph"):
-        clf = dk.DROClassifier(loss=Adversarial("logistic", norm=2, budget=alpha),
-                               ambiguity=dk.Wasserstein(metric, radius=eps), method=method).fit(X, y)
-        _assert_certified(clf.result_, ref)
 
 
 @pytest.mark.parametrize("p_attack,p_norm", [(np.inf, 1.0), (np.inf, 2.0), (1.0, 1.0), (1.0, 2.0), (1.0, np.inf),
