@@ -200,3 +200,11 @@ def test_time_limit_reaches_the_solver():
     with pytest.raises(dk.SolverError) as info:
         dk.DROClassifier(ambiguity=dk.Wasserstein(_metric(1.0), 0.2), time_limit=1e-4).fit(X, y)
     assert info.value.status == "time_limit"
+
+
+def test_binary_only_evaluations_say_so():
+    X, y, _, _ = _data()
+    clf = dk.DROClassifier().fit(X, y)
+    for evaluate in (lambda: dk.worst_case(clf, X, y), lambda: dk.stability(clf, X, y, risk=1.5)):
+        with pytest.raises(dk.DataError, match="multinomial model of 3 classes"):
+            evaluate()
