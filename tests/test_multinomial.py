@@ -119,7 +119,7 @@ def test_two_classes_through_the_multinomial_program_equal_the_binary_model():
     X, y, _, _ = _data(N=24, K=2, seed=7)
     for kappa in (np.inf, 1.0):
         problem = dk.Problem("logistic", dk.Wasserstein(_metric(kappa), 0.15))
-        multi = mn.fit_multinomial(problem, X, y, np.unique(y))
+        multi, _ = mn.fit_multinomial(problem, X, y, np.unique(y))
         binary = dk.DROClassifier(ambiguity=dk.Wasserstein(_metric(kappa), 0.15)).fit(X, y).result_
         assert multi.objective == pytest.approx(binary.objective, rel=1e-6)
         assert multi.auxiliary["lower_bound"]["source"] == "lagrangian"

@@ -164,18 +164,24 @@ def attack_offset(r: np.ndarray, radius: float, p: float, gamma: Optional[np.nda
     family = (lambda mu: np.maximum(a - mu / gamma, 0.0)) if np.isinf(p_norm) else families.get((float(p), float(p_norm)))
     if family is None:
         return r * (radius / float(np.linalg.norm(r, ord=p)))
+    return sign * _feasible_member(family, lambda h: float(np.linalg.norm(h, ord=p)), radius)
+
+
+def _feasible_member(family, size, radius: float) -> np.ndarray:
+    """``family(mu)`` at the smallest ``mu >= 0`` (by bisection, from the feasible side) with ``size(family(mu)) <=
+    radius``; ``size(family(mu))`` decreases in ``mu``."""
     lo, hi = 0.0, 1.0
-    while float(np.linalg.norm(family(hi), ord=p)) > radius and hi < 1e300:
+    while size(family(hi)) > radius and hi < 1e300:
         hi *= 4.0
     for _ in range(200):
         mid = 0.5 * (lo + hi)
-        if float(np.linalg.norm(family(mid), ord=p)) > radius:
+        if size(family(mid)) > radius:
             lo = mid
         else:
             hi = mid
         if hi - lo <= 1e-15 * hi:
             break
-    return sign * family(hi)                   # the feasible side
+    return family(hi)
 
 
 def certified_lower_bound(inst: DROInstance, intercept: float, coef: np.ndarray,
@@ -537,18 +543,7 @@ def penalty_split(g_L: np.ndarray, gamma: np.ndarray, p_norm: float, room: float
     elif p_norm in (1.0, 2.0):
         def shrink(mu):
             return np.clip(a - 0.5 * mu * gamma, 0.0, a) if p_norm == 1.0 else a / (1.0 + mu * gamma ** 2)
-        lo, hi = 0.0, 1.0
-        while used(shrink(hi)) > room and hi < 1e300:
-            hi *= 4.0
-        for _ in range(200):
-            mid = 0.5 * (lo + hi)
-            if used(shrink(mid)) > room:
-                lo = mid
-            else:
-                hi = mid
-            if hi - lo <= 1e-15 * hi:
-                break
-        delta = shrink(hi)                        # the feasible side
+        delta = _feasible_member(shrink, used, room)
     else:
         delta = a * (room / used(a))
     return g_L - sign * delta

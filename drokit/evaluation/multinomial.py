@@ -25,7 +25,6 @@ import scipy.sparse as sp
 from scipy.special import softmax
 
 from ..conic.reformulations.multinomial import MultinomialRows, limited_columns, row_design, row_losses, scores, take
-from ..exceptions import SolverError
 from ..gaps import gap_scale
 from ..metrics.costs import NormCost
 from ..models.instance import DROInstance
@@ -60,35 +59,20 @@ class WorstCase:
 
 
 def worst_case_value(inst: DROInstance, mrows: MultinomialRows, coef: np.ndarray, intercept: np.ndarray) -> WorstCase:
-    """``F(W, b)`` of the module docstring, exactly: ``lambda*`` from an LP (HiGHS) over the enumerated rows, then ``F``
-    evaluated at ``max(lambda*, L(W))`` (any ``lambda >= L(W)`` gives an upper bound)."""
-    from scipy.optimize import linprog
+    """``F(W, b)`` of the module docstring, exactly: ``lambda*`` from an LP over the enumerated rows, then ``F`` evaluated
+    at ``max(lambda*, L(W))`` (:func:`drokit.evaluation.worst_case.minimize_over_lambda`, the binary model's; at radius
+    0 each sample's worst costless row)."""
+    from .worst_case import costless_worst_case, minimize_over_lambda
     losses = row_losses(inst, mrows, coef, intercept)
-    N, R = inst.n_samples, mrows.size
     sample = mrows.rows.sample
     if inst.radius == 0:
-        costless = np.flatnonzero(mrows.cost == 0)
-        order = costless[np.lexsort((-losses[costless], sample[costless]))]
-        first = order[np.r_[True, sample[order][1:] != sample[order][:-1]]]
-        per = np.full(N, -np.inf)
-        per[sample[first]] = losses[first]
-        mass = np.zeros(R)
-        mass[first] = inst.p[sample[first]]
-        return WorstCase(float(inst.p @ per), np.inf, losses, mass)
+        value, mass = costless_worst_case(losses, mrows.cost == 0, sample, inst.p)
+        return WorstCase(value, np.inf, losses, mass)
     lam_min = lambda_floor(inst, coef)
     if not np.isfinite(lam_min):
-        return WorstCase(np.inf, np.inf, losses, np.zeros(R))
-    A = sp.hstack([sp.csr_matrix(-mrows.cost.reshape(-1, 1)),
-                   sp.csr_matrix((-np.ones(R), (np.arange(R), sample)), shape=(R, N))], format="csr")
-    res = linprog(np.concatenate([[inst.radius], inst.p]), A_ub=A, b_ub=-losses,
-                  bounds=[(lam_min, None)] + [(None, None)] * N, method="highs")
-    if res.status != 0:
-        raise SolverError(f"worst-case evaluation LP failed: {res.message}", status="solver_error",
-                          raw_status=str(res.status), solver="highs")
-    lam = max(float(res.x[0]), lam_min)
-    per = np.full(N, -np.inf)
-    np.maximum.at(per, sample, losses - lam * mrows.cost)
-    return WorstCase(float(lam * inst.radius + inst.p @ per), lam, losses, -np.asarray(res.ineqlin.marginals))
+        return WorstCase(np.inf, np.inf, losses, np.zeros(mrows.size))
+    value, lam, mass = minimize_over_lambda(losses, mrows.cost, sample, inst.p, inst.radius, lam_min)
+    return WorstCase(value, lam, losses, mass)
 
 
 # ------------------------------------------------------------------------------------------ the lower bound
@@ -97,6 +81,19 @@ def _entropy(Q: np.ndarray) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         terms = np.where(Q > 0, Q * np.log(np.where(Q > 0, Q, 1.0)), 0.0)
     return -terms.sum(axis=1)
+
+
+def _free_design(inst: DROInstance, A: sp.csr_matrix) -> sp.csr_matrix:
+    """``B = [1, A_free]`` (the intercept column only when fitted): the columns whose class sums must vanish."""
+    ones = [sp.csr_matrix(np.ones((A.shape[0], 1)))] if inst.fit_intercept else []
+    return sp.hstack(ones + [A[:, _free_columns(inst)]], format="csr")
+
+
+def _labels(mrows: MultinomialRows, n_classes: int) -> np.ndarray:
+    """``E_rk = 1[y'_r = k]`` (R, K)."""
+    E = np.zeros((mrows.size, n_classes))
+    E[np.arange(mrows.size), mrows.target] = 1.0
+    return E
 
 
 def _free_columns(inst: DROInstance) -> np.ndarray:
@@ -142,17 +139,15 @@ def _flow_cost(G: np.ndarray, gamma: np.ndarray, p: float) -> float:
     return best
 
 
-def _optimal_flow(G: np.ndarray, gamma: np.ndarray, p: float) -> Optional[np.ndarray]:
-    """``argmin sum_{k<j} ||Gamma F_kj||_p`` over the flows with ``sum_{j>k} F_kj - sum_{j<k} F_jk = G_k`` (Clarabel;
-    ``None`` when not solved: the stars stand)."""
-    from ..conic.builder import ProgramBuilder
+def _declare_flows(pb, G, gamma: np.ndarray, p: float):
+    """Flows ``F_kj`` (``k < j``) between classes with their norms ``t_kj >= ||Gamma F_kj||_p`` and the conservation
+    ``sum_{j>k} F_kj - sum_{j<k} F_jk = G(k)`` for ``k < K - 1`` (the last class's follows: ``sum_k G_k = 0``); ``G(k)``
+    is affine (or a constant vector).  Returns ``(flows by pair, t)``."""
     from ..losses.adversarial import dual_exponent
-    from ..solvers.clarabel import ClarabelBackend
-    K, n = G.shape
+    K, n = len(G), gamma.size
     pairs = [(k, j) for k in range(K) for j in range(k + 1, K)]
-    pb = ProgramBuilder()
-    flows = {pair: pb.var(f"F{pair[0]}_{pair[1]}", n) for pair in pairs}
-    t = pb.var("t", len(pairs))
+    flows = {pair: pb.aux("flow", n) for pair in pairs}
+    t = pb.aux("flow_norm", len(pairs))
     norm = NormCost(p=dual_exponent(p))
     inverse = np.divide(1.0, gamma, out=np.full_like(gamma, np.inf), where=gamma > 0)
     for i, pair in enumerate(pairs):
@@ -161,6 +156,17 @@ def _optimal_flow(G: np.ndarray, gamma: np.ndarray, p: float) -> Optional[np.nda
         out = sum((flows[(k, j)] for j in range(k + 1, K)), pb.constant(np.zeros(n)))
         inn = sum((flows[(j, k)] for j in range(k)), pb.constant(np.zeros(n)))
         pb.add_zero(out - inn - G[k])
+    return flows, t
+
+
+def _optimal_flow(G: np.ndarray, gamma: np.ndarray, p: float) -> Optional[np.ndarray]:
+    """``argmin sum_{k<j} ||Gamma F_kj||_p`` over the flows with ``sum_{j>k} F_kj - sum_{j<k} F_jk = G_k`` (Clarabel;
+    ``None`` when not solved: the stars stand)."""
+    from ..conic.builder import ProgramBuilder
+    from ..solvers.clarabel import ClarabelBackend
+    K, n = G.shape
+    pb = ProgramBuilder()
+    flows, t = _declare_flows(pb, G, gamma, p)
     pb.minimize(t.sum())
     try:
         sol = ClarabelBackend().solve(pb.build(), {})
@@ -169,8 +175,8 @@ def _optimal_flow(G: np.ndarray, gamma: np.ndarray, p: float) -> Optional[np.nda
     if sol.x is None:
         return None
     F = np.zeros((K, K, n))
-    for pair in pairs:
-        F[pair] = sol.x[pb.variables[f"F{pair[0]}_{pair[1]}"]]
+    for pair, flow in flows.items():
+        F[pair] = flow.evaluate(sol.x)
     return F
 
 
@@ -221,12 +227,9 @@ def lagrangian_bound(inst: DROInstance, mrows: MultinomialRows, mass: np.ndarray
     mass = mass * np.divide(inst.p, total, out=np.zeros(N), where=total > 0)[sample]
     Q = np.clip(np.asarray(Q, dtype=float), 0.0, None)
     Q = Q / Q.sum(axis=1, keepdims=True)
-    E = np.zeros_like(Q)
-    E[np.arange(mrows.size), mrows.target] = 1.0
+    E = _labels(mrows, K)
     A = row_design(inst, mrows.rows)
-    free = _free_columns(inst)
-    B = sp.hstack(([sp.csr_matrix(np.ones((mrows.size, 1)))] if inst.fit_intercept else []) + [A[:, free]],
-                  format="csr")
+    B = _free_design(inst, A)
     if B.shape[1]:
         Q = _stationary_distributions(Q, mass, B, E)
         if Q is None:
@@ -283,15 +286,12 @@ def _kkt_point(inst: DROInstance, mrows: MultinomialRows, Q: np.ndarray,
     The conditions are soft (weight ``M``); :func:`lagrangian_bound` makes the point exact.  ``Q``: the distributions
     kept where a row gets no mass.  ``None`` when the program is not solved."""
     from ..conic.builder import Affine, ProgramBuilder
-    from ..losses.adversarial import dual_exponent
     from ..solvers.base import solve_with_retries
     from ..solvers.clarabel import ClarabelBackend
     K, R = n_classes, mrows.size
-    E = np.zeros((R, K))
-    E[np.arange(R), mrows.target] = 1.0
+    E = _labels(mrows, K)
     A = row_design(inst, mrows.rows)
-    free = _free_columns(inst)
-    B = sp.hstack(([sp.csr_matrix(np.ones((R, 1)))] if inst.fit_intercept else []) + [A[:, free]], format="csr")
+    B = _free_design(inst, A)
     cols, gamma = limited_columns(inst)
     weight = 1e4
     pb = ProgramBuilder()
@@ -319,17 +319,8 @@ def _kkt_point(inst: DROInstance, mrows: MultinomialRows, Q: np.ndarray,
         objective = objective - res.sum() * weight
     spent = m.premultiply(mrows.cost[None, :])
     if cols.size:
-        pairs = [(k, j) for k in range(K) for j in range(k + 1, K)]
-        flows = {pair: pb.aux("flow", cols.size) for pair in pairs}
-        t = pb.var("flow_norm", len(pairs))
-        norm = NormCost(p=dual_exponent(inst.metric.numerical.validated_p()))
-        inverse = np.divide(1.0, gamma, out=np.full_like(gamma, np.inf), where=gamma > 0)
-        for i, pair in enumerate(pairs):
-            norm.add_dual_norm_leq(pb, flows[pair], t[i], inverse)
-        for k in range(K - 1):
-            out = sum((flows[(k, j)] for j in range(k + 1, K)), pb.constant(np.zeros(cols.size)))
-            inn = sum((flows[(j, k)] for j in range(k)), pb.constant(np.zeros(cols.size)))
-            pb.add_zero(out - inn - class_part(k, A[:, cols]))
+        _, t = _declare_flows(pb, [class_part(k, A[:, cols]) for k in range(K)], gamma,
+                              inst.metric.numerical.validated_p())
         spent = spent + t.sum()
     over = pb.var("over_budget", 1)
     pb.add_nonneg(Affine.vstack([over, over + float(inst.radius) - spent]))

@@ -99,40 +99,52 @@ def worst_case_value(inst: DROInstance, intercept: float, coef: np.ndarray,
                     f"(limit {MAX_EVALUATION_ROWS:,})")
             rows = enumerate_configurations(inst)
     losses = row_losses(inst, rows, intercept, coef)
-    N = inst.n_samples
     lam_min = lambda_floor(inst, coef)
     if inst.radius == 0:
         # the ball is {P_N} (moves of cost 0 included): each sample's mass p_n (1/N) on its costless, label-kept
         # row of largest loss -- the observed row itself when ``rows`` are the nominal ones
-        nominal = np.flatnonzero((rows.cost == 0) & ~rows.flip)
-        order = nominal[np.lexsort((-losses[nominal], rows.sample[nominal]))]
-        leads = np.ones(order.size, dtype=bool)
-        leads[1:] = rows.sample[order][1:] != rows.sample[order][:-1]
-        first = order[leads]
-        per = np.full(N, -np.inf)
-        per[rows.sample[first]] = losses[first]
-        mass = np.zeros(rows.size)
-        mass[first] = inst.p[rows.sample[first]]
-        return WorstCaseValue(float(inst.p @ per), np.inf, lam_min, rows, losses, mass)
+        value, mass = costless_worst_case(losses, (rows.cost == 0) & ~rows.flip, rows.sample, inst.p)
+        return WorstCaseValue(value, np.inf, lam_min, rows, losses, mass)
     if not np.isfinite(lam_min):
         return WorstCaseValue(np.inf, np.inf, lam_min, rows, losses, np.zeros(rows.size))
-    K = rows.size
+    value, lam, mass = minimize_over_lambda(losses, rows.cost, rows.sample, inst.p, inst.radius, lam_min)
+    return WorstCaseValue(value, lam, lam_min, rows, losses, mass)
+
+
+def costless_worst_case(losses: np.ndarray, costless: np.ndarray, sample: np.ndarray, p: np.ndarray):
+    """``(value, mass)`` at radius 0: each sample's mass ``p_n`` on its ``costless`` row of largest loss."""
+    N = p.size
+    nominal = np.flatnonzero(costless)
+    order = nominal[np.lexsort((-losses[nominal], sample[nominal]))]
+    leads = np.ones(order.size, dtype=bool)
+    leads[1:] = sample[order][1:] != sample[order][:-1]
+    first = order[leads]
+    per = np.full(N, -np.inf)
+    per[sample[first]] = losses[first]
+    mass = np.zeros(losses.size)
+    mass[first] = p[sample[first]]
+    return float(p @ per), mass
+
+
+def minimize_over_lambda(losses: np.ndarray, cost: np.ndarray, sample: np.ndarray, p: np.ndarray, radius: float,
+                         lam_min: float):
+    """``(F(lam), lam, mass)`` for ``F(lam) = lam eps + sum_n p_n max_{k of n} (l_k - lam c_k)`` over ``lam >= lam_min``:
+    ``lam`` from an LP (HiGHS; its multipliers are the worst-case distribution's ``mass`` per row), then ``F`` evaluated
+    exactly there (the LP's value is ``F`` only up to HiGHS's feasibility tolerance: it put the constant model 1.8e-9
+    below log 2; ``F(lam)`` for any ``lam >= lam_min`` is an upper bound)."""
+    N, K = p.size, losses.size
     # variables [lambda, s_1..s_N]; rows: -c_k lambda - s_{n_k} <= -l_k
-    A = sp.hstack([sp.csr_matrix(-rows.cost.reshape(-1, 1)),
-                   sp.csr_matrix((-np.ones(K), (np.arange(K), rows.sample)), shape=(K, N))], format="csr")
-    c = np.concatenate([[inst.radius], inst.p])
-    bounds = [(lam_min, None)] + [(None, None)] * N
-    res = linprog(c, A_ub=A, b_ub=-losses, bounds=bounds, method="highs")
+    A = sp.hstack([sp.csr_matrix(-cost.reshape(-1, 1)),
+                   sp.csr_matrix((-np.ones(K), (np.arange(K), sample)), shape=(K, N))], format="csr")
+    res = linprog(np.concatenate([[radius], p]), A_ub=A, b_ub=-losses, bounds=[(lam_min, None)] + [(None, None)] * N,
+                  method="highs")
     if res.status != 0:
         raise SolverError(f"worst-case evaluation LP failed: {res.message}", status="solver_error",
                           raw_status=str(res.status), solver="highs")
-    mass = -np.asarray(res.ineqlin.marginals)
-    # F at the LP's lambda, evaluated exactly: res.fun is F only up to HiGHS's feasibility tolerance (it
-    # put the constant model 1.8e-9 below log 2), while F(lam) for any lam >= lam_min is an upper bound
     lam = max(float(res.x[0]), lam_min)
     per = np.full(N, -np.inf)
-    np.maximum.at(per, rows.sample, losses - lam * rows.cost)
-    return WorstCaseValue(float(lam * inst.radius + inst.p @ per), lam, lam_min, rows, losses, mass)
+    np.maximum.at(per, sample, losses - lam * cost)
+    return float(lam * radius + p @ per), lam, -np.asarray(res.ineqlin.marginals)
 
 
 def worst_case_value_oracle(inst: DROInstance, intercept: float, coef: np.ndarray, oracle=None,

@@ -265,7 +265,6 @@ class DROClassifier(ClassifierMixin, _DROLinearModel):
 
     def _fit_multinomial(self, X, y, sample_weight, classes) -> None:
         """The multinomial DRO logistic model of :mod:`drokit.models.multinomial` (logistic loss only)."""
-        from ..schema import FeatureSchema
         from .multinomial import fit_multinomial
         self._validate_params()
         name = get_loss(self.loss if self.loss is not None else self._default_loss).name
@@ -273,12 +272,11 @@ class DROClassifier(ClassifierMixin, _DROLinearModel):
             encode_binary_labels(y, X.shape[0], why=f"with loss {name!r} (it has no multinomial model)")
         problem = self._problem().built(X, y, categorical_features=self.categorical_features,
                                         categories=self.categories, sample_weight=sample_weight)
-        result = fit_multinomial(problem, X, y, classes, method=self.method, solver=self.solver,
+        result, schema = fit_multinomial(problem, X, y, classes, method=self.method, solver=self.solver,
                                  solver_options=self.solver_options, on_inaccurate=self.on_inaccurate,
                                  verbose=self.verbose, categorical_features=self.categorical_features,
                                  categories=self.categories, sample_weight=sample_weight,
                                  max_configurations=int(self.max_configurations), time_limit=self.time_limit)
-        schema = FeatureSchema.infer(X, self.categorical_features, self.categories)
         self._remember(X, schema, component(problem, "ambiguity"), result)
         self.classes_ = classes
         self.coef_ = result.coef.copy()

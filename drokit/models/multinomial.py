@@ -54,6 +54,7 @@ from ..evaluation.multinomial import CERTIFIED_GAP, certified_lower_bound, worst
 from ..exceptions import DataError, ParameterError, ProblemTooLargeError, SolverError
 from ..gaps import gap_scale, relative_gap
 from ..oracles.enumeration import ConfigurationRows
+from ..schema import FeatureSchema
 from .instance import DROInstance
 from .result import FitResult
 
@@ -85,8 +86,9 @@ def bind(problem, X, y, classes: np.ndarray, *, categorical_features=None, categ
 def fit_multinomial(problem, X, y, classes: np.ndarray, *, method: str = "auto", solver: str = "auto",
                     solver_options=None, on_inaccurate: str = "raise", verbose=False, categorical_features=None,
                     categories="auto", sample_weight=None, max_configurations: int = 5_000_000,
-                    time_limit=None) -> FitResult:
-    """Fit the multinomial DRO logistic model of the module docstring; returns a :class:`FitResult` whose ``coef`` is
+                    time_limit=None) -> Tuple[FitResult, FeatureSchema]:
+    """Fit the multinomial DRO logistic model of the module docstring; returns ``(result, schema)``: the data's
+    :class:`~drokit.schema.FeatureSchema` and a :class:`FitResult` whose ``coef`` is
     ``(K, n_encoded)`` and ``intercept`` ``(K,)`` (centred), certified like the binary model: ``upper_bound`` the
     model's exact worst-case risk, ``lower_bound`` the Lagrangian bound of an explicit dual point (or, where that
     falls short, the conic solver's dual objective: ``auxiliary["lower_bound"]["source"] == "method"``).
@@ -193,4 +195,4 @@ def fit_multinomial(problem, X, y, classes: np.ndarray, *, method: str = "auto",
         warnings=warnings_)
     result.auxiliary["lower_bound"] = how
     result.auxiliary["classes"] = classes
-    return result
+    return result, inst.schema

@@ -340,6 +340,7 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
     pruned = False
     confirmed = False      # the masters' closed gap checked once by an explicit dual point (or tighter masters)
     tightened = False      # an open gap with nothing to add: masters solved tighter, once
+    tight = backend.accuracy_options(max(options.gap_tol / 1000, 1e-10))   # the settings of masters solved 100x tighter
     retry_ladder = False   # set once an inaccurate master leaves nothing to add: every later master retries
     log(f"{'round':>5} {'lower':>14} {'upper':>14} {'rel.gap':>9} {'max viol':>9} {'rows':>8} {'added':>7} master")
     for r in range(options.max_rounds):
@@ -474,7 +475,7 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
             if bound_point is not None and upper - bound_point.value <= options.gap_tol * max(abs(upper), GAP_FLOOR):
                 first_dual = bound_point if first_dual is None or bound_point.value > first_dual.value else first_dual
             else:
-                solver_options = {**solver_options, **backend.accuracy_options(max(options.gap_tol / 1000, 1e-10))}
+                solver_options = {**solver_options, **tight}
                 lower = -np.inf
                 log(f"{r:>5} gap closed by the masters' dual objective only: masters solved tighter from here")
                 continue
@@ -510,7 +511,7 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
             # tolerance only (an l1-penalized hinge: gap 8e-6 relative at 0.0264 with violations of 4e-7, fuzz seed
             # 40459): the same working set solved 100x tighter, once, and its finer violations added
             tightened = True
-            solver_options = {**solver_options, **backend.accuracy_options(max(options.gap_tol / 1000, 1e-10))}
+            solver_options = {**solver_options, **tight}
             options = dataclasses.replace(options, violation_tol=min(options.violation_tol,
                                                                      1e-3 * options.gap_tol * max(abs(upper), GAP_FLOOR)))
             lower = -np.inf    # the looser masters' dual objective: a bound only up to their residuals
