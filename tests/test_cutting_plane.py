@@ -358,12 +358,17 @@ def test_phase_one_that_did_not_converge_gives_its_point_not_its_bundle(monkeypa
     monkeypatch.setattr(cp_module, "warm_phase_one", stopped)
     X, y, kw = _data("classification", seed=4)
     prob = _problem(dk.losses.Logistic(), "classification", 1.0, 1, 1)
-    # search="phase_one": the default would go on with the slope split after an unconverged phase 1
-    res = prob.compile(X, y, method="cutting_plane", **kw).solve(verbose=2, method_options={"search": "phase_one"})
-    assert seen and res.status == "optimal" and res.upper_bound > 0
-    assert "stopped by its solve limit" in capsys.readouterr().err
+    # search="phase_one": the default would go on with the slope split after an unconverged phase 1;
+    # structured_master=False: the conic loop from the point (the barrier master's start: the test below)
     reference = prob.compile(X, y, method="monolithic", **kw).solve()
-    assert res.objective == pytest.approx(reference.objective, rel=1e-6)
+    for structured in (False, True):
+        res = prob.compile(X, y, method="cutting_plane", **kw).solve(
+            verbose=2, method_options={"search": "phase_one", "structured_master": structured})
+        assert seen and res.status == "optimal" and res.upper_bound > 0
+        assert "stopped by its solve limit" in capsys.readouterr().err
+        assert res.objective == pytest.approx(reference.objective, rel=1e-6)
+        assert res.upper_bound - res.lower_bound <= 1e-6 * max(abs(res.upper_bound), 1e-2)
+        assert (res.solver == "barrier_master") == structured
 
 
 def test_radius_zero_with_cutting_plane_options_is_solved_as_erm_and_says_so():
