@@ -131,7 +131,9 @@ class EpigraphBarrier(RowTerms):
     def terms_touching(self, columns: np.ndarray) -> np.ndarray:
         """The terms of every sample with a term whose design row is nonzero in one of ``columns`` (sorted): the
         terms whose ``v_r`` or epigraph level moves when only those parameters move."""
-        if self.dense is not None:
+        if self.factored is not None:
+            hit = self.factored.terms_with_columns(columns)
+        elif self.dense is not None:
             hit = np.flatnonzero(np.any(self.dense[:, columns] != 0, axis=1))
         else:
             hit = np.flatnonzero(np.diff(self.A[:, columns].tocsr().indptr) > 0)

@@ -25,6 +25,7 @@ import scipy.sparse as sp
 
 from ...models.instance import DROInstance
 from ...oracles.enumeration import ConfigurationRows, RowIndex, take_rows
+from .factored_design import FactoredDesign, use_factored
 
 
 #: a term design is kept dense when it has at most this many entries (3.2e7: 256 MB; synthetic 10 + 10 at
@@ -157,7 +158,16 @@ class RowTerms:
         # dense when small: each Newton step's products are then BLAS calls, not scipy.sparse constructions
         # (balance-scale, unit weights: phase 1 was 80 % of a 0.1 s fit, mostly in scipy.sparse overhead);
         # built directly, not through a sparse design (0.25 s of 0.35 s per working set at N = 100,000)
-        if n_terms * (self.n_columns + 1) <= DENSE_TERMS_LIMIT:
+        # factored where the one-hot columns are many and each row has few (:mod:`.factored_design`)
+        self.factored = None
+        n_lead = int(inst.fit_intercept) + inst.n_numerical
+        if use_factored(layout.n_encoded - inst.n_numerical, rows.Z.shape[1]):
+            self.A = self.dense = None
+            lead = np.ones((inst.n_samples, n_lead))
+            lead[:, int(inst.fit_intercept):] = inst.data.X
+            self.factored = FactoredDesign.of(csr_row_design(inst, rows, rep, layout), lead,
+                                              rows.sample if rep is None else rows.sample[rep])
+        elif n_terms * (self.n_columns + 1) <= DENSE_TERMS_LIMIT:
             self.A, self.dense = None, dense_row_design(inst, rows, rep, layout)
         else:
             self.A, self.dense = csr_row_design(inst, rows, rep, layout), None
@@ -198,6 +208,8 @@ class RowTerms:
 
     def design(self, idx: np.ndarray) -> np.ndarray:
         """Dense rows ``idx`` of the term design (without the lambda column)."""
+        if self.factored is not None:
+            return self.factored.rows(idx)
         return self.dense[idx] if self.dense is not None else self.A[idx].toarray()
 
     def gradients(self, idx: np.ndarray, ss: np.ndarray) -> np.ndarray:
@@ -214,7 +226,10 @@ class RowTerms:
         ``J_r`` (one row per segment of ``idx``); the second item is ``None`` without ``project`` (a vector over
         the segments).  Centered before the product: no cancellation when the weights carry ``1 / tau`` or
         ``1 / slack^2``.  Computed :data:`GRAM_CHUNK` terms at a time, cut at sample boundaries: the dense ``J``
-        of a million-row working set would take three copies of 0.5 GB (synthetic 10 + 10, N = 1,000,000)."""
+        of a million-row working set would take three copies of 0.5 GB (synthetic 10 + 10, N = 1,000,000).  A
+        factored design computes it by blocks (:meth:`.factored_design.FactoredDesign.centered_gram`)."""
+        if self.factored is not None:
+            return self.factored.centered_gram(idx, self.segment, self.cost, ss, mean_weight, gram_weight, project)
         D = self.n_columns + 1
         gram = np.zeros((D, D))
         projected = None if project is None else np.zeros(D)
@@ -240,6 +255,8 @@ class RowTerms:
         as ``X' X`` with ``X = diag(sqrt(weight)) A`` (numpy computes ``X.T @ X`` as one symmetric rank-k update,
         half a general product's work).  When ``idx`` holds most terms the dense design is scaled whole with zero
         weights elsewhere rather than gathered (synthetic 10 + 10, N = 100,000: 76 -> 34 ms per Gram)."""
+        if self.factored is not None:
+            return self.factored.weighted_gram(idx, np.maximum(weight[idx], 0.0))
         root = np.sqrt(np.maximum(weight[idx], 0.0))
         if self.dense is not None and idx.size >= GATHER_FRACTION * self.n_terms:
             full = np.zeros(self.n_terms)
@@ -250,6 +267,8 @@ class RowTerms:
 
     def _scaled_gram(self, idx: np.ndarray, root: np.ndarray) -> np.ndarray:
         """``X' X`` for ``X = diag(root) A[idx]`` (a sparse design through :func:`sparse_gram`)."""
+        if self.factored is not None:
+            return self.factored.weighted_gram(idx, root * root)
         if self.dense is not None:
             X = self.dense[idx] * root[:, None]
             return X.T @ X
@@ -282,10 +301,14 @@ class RowTerms:
 
     def matvec(self, x: np.ndarray) -> np.ndarray:
         """``A x`` over the terms."""
+        if self.factored is not None:
+            return self.factored.matvec(x)
         return self.A @ x if self.dense is None else self.dense @ x
 
     def matvec_T(self, w: np.ndarray) -> np.ndarray:
         """``A' w`` over the terms."""
+        if self.factored is not None:
+            return self.factored.matvec_T(w)
         return self.A.T @ w if self.dense is None else self.dense.T @ w
 
     def row_dual(self, weight: np.ndarray, slope: np.ndarray):
