@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import os
 import sys
-import warnings
 
 import numpy as np
-import pandas as pd
 import pytest
 
 import drokit as dk
@@ -22,16 +20,8 @@ from drokit.conic.reformulations.row_terms import RowTerms, dense_row_design
 from drokit.oracles.enumeration import count_configuration_rows, enumerate_configurations
 
 sys.path.insert(0, os.path.dirname(__file__))
-import fuzz_instances as fz  # noqa: E402
-
-
-def _bound(seed: int):
-    inst = fz.draw_instance(seed)
-    problem = dk.Problem(loss=inst.loss_object(), ambiguity=dk.Wasserstein(inst.metric(), radius=inst.radius),
-                         task=inst.task)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return problem.bind(inst.frame(), inst.y.copy()).fitting_view()
+from test_certificate_polish import many_levels  # noqa: E402
+from test_row_terms import _bound  # noqa: E402
 
 
 def _factored_terms(di, rows, monkeypatch):
@@ -131,28 +121,11 @@ def test_factored_curvature_gram_and_touched_terms(seed, monkeypatch):
         assert np.array_equal(factored.terms_touching(columns), dense.terms_touching(columns))
 
 
-def _wide_table(n=600, levels=60, seed=3):
-    """A 60-level categorical feature (Zipf frequencies), a 5-level one and two numerical features: 63 dummy
-    columns over 2 categorical features, factored by default."""
-    rng = np.random.default_rng(seed)
-    freq = 1.0 / np.arange(1, levels + 1)
-    codes = rng.choice(levels, size=n, p=freq / freq.sum())
-    effect = rng.normal(0, 0.8, levels)
-    num = rng.standard_normal((n, 2))
-    other = rng.integers(0, 5, n)
-    score = num @ np.array([0.8, -0.5]) + effect[codes] + 0.4 * (other == 2)
-    y = (score + rng.logistic(size=n) > 0).astype(int)
-    X = pd.DataFrame({"x1": num[:, 0], "x2": num[:, 1],
-                      "c": pd.Categorical([f"k{c}" for c in codes], categories=[f"k{i}" for i in range(levels)]),
-                      "d": pd.Categorical([f"m{c}" for c in other])})
-    return X, y
-
-
 @pytest.mark.parametrize("kappa", [np.inf, 1.0])
 def test_a_wide_table_is_fitted_factored_to_the_dense_optimum(kappa, monkeypatch):
-    """Default (factored: 63 dummies over 2 features) and dense fits certify the same optimum, both with an explicit
-    dual point; the factored masters did run."""
-    X, y = _wide_table()
+    """Default (factored: a 60-level and a 4-level feature, 62 dummies over 2 features) and dense fits certify the same
+    optimum, both with an explicit dual point; the factored masters did run."""
+    X, y = many_levels(n=600, levels=60, seed=3)
     est = lambda: dk.DROClassifier(ambiguity=dk.Wasserstein(dk.GroundMetric(label=dk.LabelCost(kappa)), radius=0.1))
     built = []
     original = fd.FactoredDesign.__init__
