@@ -48,7 +48,7 @@ def structured_master(inst: DROInstance, oracle, rows, first, *, tol: float,
     fallback = level_max_features(inst).size > 0
     if fallback and not first.converged:
         # a phase 1 that churned on levels (it stops by its solve limit on wide many-level data): the plain rows
-        # gave up on every such fit measured (census-like seed 20, the 300-level table seeds 19-21, kappa = inf),
+        # gave up where this was measured (census-like and the 300-level table at seed 20, kappa = inf),
         # after 2-4 s; the level-max columns certify from the same start
         return barrier_master(inst, oracle, rows, first.intercept, first.coef, first.lam, upper=first.upper_bound,
                               mu=mu, tol=tol, log=log, control=control, level_max=True)
