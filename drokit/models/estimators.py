@@ -259,7 +259,6 @@ class DROClassifier(ClassifierMixin, _DROLinearModel):
         if classes.size > 2:
             self._fit_multinomial(X, y, sample_weight, classes)
             return self
-        _, classes = encode_binary_labels(y, X.shape[0])
         self._fit(X, y, sample_weight, classes)
         return self
 

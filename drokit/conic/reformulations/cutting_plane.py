@@ -276,12 +276,16 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
                                    phase_one=first)
     if first is not None and control.should_stop():
         return _stopped_outcome(first, None, phase_one_time, control.stop_reason)
+    restart_rows = None        # the smallest working set at an unconverged phase 1's point (_restart_rows)
     if first is not None and not first.converged:
         # stopped by its solve limit: its point's worst-case value evaluated here, by the oracle
-        # (lam' eps + sum_n p_n max_k ...), with lambda raised to the dual-norm floor where it sits below
-        lam_min = lambda_floor(inst, first.coef)
-        first = dataclasses.replace(first, lam=max(first.lam, lam_min), upper_bound=oracle.upper_bound(
-            first.intercept, first.coef, first.lam, inst.radius, lam_min) + inst.penalty_value(first.coef))
+        # (lam' eps + sum_n p_n max_k ...), with lambda raised to the dual-norm floor where it sits below; the same
+        # separation gives each sample's maximizer there
+        lam = max(first.lam, lambda_floor(inst, first.coef))
+        sep = oracle.separate(first.intercept, first.coef, lam, np.zeros(inst.n_samples))
+        first = dataclasses.replace(first, lam=lam, upper_bound=float(lam * inst.radius + inst.p @ sep.violation)
+                                    + inst.penalty_value(first.coef))
+        restart_rows = _with_nominal_rows(inst, sep.rows)
         log(f"phase 1: stopped by its solve limit after {first.rounds} rounds, {first.seconds:.2f} s; its point's "
             f"worst-case value {first.upper_bound:.9f}")
     if first is not None and options.structured_master:
@@ -292,8 +296,7 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
         # After a phase 1 stopped by its solve limit, from its point and the smallest working set there (its bundle
         # churned): census-like seed 20, kappa = inf, radius 0.1, phase 1 stopped 1.6 % above the optimum; the
         # conic masters (41k rows, 70-90 IPM iterations each) took 147 s, the barrier master certifies in 4.3 s
-        rows0 = unique_rows(concat_rows([work, first.bundle])) if first.converged \
-            else _restart_rows(inst, oracle, (first.intercept, first.coef, first.lam, first.s))
+        rows0 = unique_rows(concat_rows([work, first.bundle])) if first.converged else restart_rows
         structured = structured_master(inst, oracle, rows0, first, tol=options.gap_tol, log=method_log,
                                        control=control)
         phase_one_time += structured.seconds
@@ -312,6 +315,7 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
         log(f"barrier master: not certified (upper {structured.upper_bound:.9f}, lower "
             f"{structured.lower_bound:.9f}) after {structured.seconds:.2f} s; conic masters follow")
         if structured.upper_bound < first.upper_bound:
+            restart_rows = None          # a new point: its own maximizers
             first = dataclasses.replace(first, intercept=structured.intercept, coef=structured.coef,
                                         lam=structured.lam, s=structured.s, upper_bound=structured.upper_bound)
         if structured.lower_bound > first.lower_bound:
@@ -332,7 +336,7 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
             # is good (sun2025 Table 1, audiology, 1 decimal, rho mean 0.6: 0.1936 against 535 for the
             # nominal start, which then failed uncertified): the loop keeps the point as its best model and
             # trust-region center, with the smallest working set there (nominal rows + maximizers)
-            work = _restart_rows(inst, oracle, best)
+            work = restart_rows if restart_rows is not None else _restart_rows(inst, oracle, best)
         seen = set(row_keys(work))
         size = max(abs(first.intercept), float(np.max(np.abs(first.coef), initial=0.0)))
         if bound is not None and size >= bound / 10:
@@ -581,8 +585,12 @@ DEEP_INSIDE = 0.5
 def _restart_rows(inst: DROInstance, oracle, best) -> ConfigurationRows:
     """The smallest working set to restart from: the nominal rows and each sample's maximizing row at the
     best point found so far (``best = (intercept, coef, lambda, s)``)."""
-    at_best = oracle.separate(best[0], best[1], best[2], np.zeros(inst.n_samples)).rows
-    return _sample_major(unique_rows(concat_rows([enumerate_configurations(inst, nominal_only=True), at_best])))
+    return _with_nominal_rows(inst, oracle.separate(best[0], best[1], best[2], np.zeros(inst.n_samples)).rows)
+
+
+def _with_nominal_rows(inst: DROInstance, rows: ConfigurationRows) -> ConfigurationRows:
+    """The nominal rows and ``rows``, without repeats, sorted by sample."""
+    return _sample_major(unique_rows(concat_rows([enumerate_configurations(inst, nominal_only=True), rows])))
 
 
 def _adopt_successful_retry(sol, adopted: Mapping[str, Any], solver_options: Mapping[str, Any], log, r: int) -> dict:

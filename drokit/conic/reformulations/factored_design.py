@@ -69,12 +69,6 @@ class FactoredDesign:
         self.L = self.lead.shape[1]
         self.n_columns = self.L + self.DZ.shape[1]
 
-    @staticmethod
-    def of(csr: sp.csr_matrix, lead: np.ndarray, sample: np.ndarray) -> "FactoredDesign":
-        """From the CSR term design (:func:`.row_terms.csr_row_design`), whose first ``lead.shape[1]`` columns are
-        every term's sample row of ``lead``."""
-        return FactoredDesign(lead, csr[:, lead.shape[1]:].tocsr(), sample)
-
     # ------------------------------------------------------------------ products
     def matvec(self, x: np.ndarray) -> np.ndarray:
         """``A x``."""

@@ -80,17 +80,19 @@ def dense_row_design(inst: DROInstance, rows: ConfigurationRows, rep: Optional[n
 
 
 def csr_row_design(inst: DROInstance, rows: ConfigurationRows, rep: Optional[np.ndarray] = None,
-                   layout: Optional[CodeLayout] = None) -> sp.csr_matrix:
+                   layout: Optional[CodeLayout] = None, dummies_only: bool = False) -> sp.csr_matrix:
     """The matrix of :func:`dense_row_design` in CSR form, its arrays written directly (the columns of a row --
     intercept, numerical features, one dummy per categorical feature not at its reference level -- are already in
     order): no COO conversion and no horizontal stacking, which were 10-15 s of a fit at 1,000,000 samples (a
     2,300,000-row working set).  Written :data:`GRAM_CHUNK` rows at a time into arrays allocated once, with 32-bit
-    indices when they fit: the full-width intermediates took three times the matrix's memory."""
+    indices when they fit: the full-width intermediates took three times the matrix's memory.  ``dummies_only``: the
+    dummy columns alone (without the intercept and numerical columns: :mod:`.factored_design`'s ``DZ``)."""
     layout = CodeLayout.of(inst) if layout is None else layout
     sample, Z = (rows.sample, rows.Z) if rep is None else (rows.sample[rep], rows.Z[rep])
-    K, offset, n_num = sample.size, int(inst.fit_intercept), inst.n_numerical
+    K = sample.size
+    offset, n_num = (0, 0) if dummies_only else (int(inst.fit_intercept), inst.n_numerical)
     lead = offset + n_num
-    n_cols = offset + layout.n_encoded
+    n_cols = lead + layout.n_encoded - inst.n_numerical
     counts = lead + (Z > 0).sum(axis=1) if Z.shape[1] else np.full(K, lead)
     indptr = np.zeros(K + 1, dtype=np.int64)
     np.cumsum(counts, out=indptr[1:])
@@ -104,8 +106,9 @@ def csr_row_design(inst: DROInstance, rows: ConfigurationRows, rep: Optional[np.
         vals = np.empty((end - begin, lead + Z.shape[1]))
         if offset:
             cols[:, 0], vals[:, 0] = 0, 1.0
-        cols[:, offset:lead] = np.arange(offset, lead)
-        vals[:, offset:lead] = inst.data.X[sample[begin:end]]
+        if n_num:
+            cols[:, offset:lead] = np.arange(offset, lead)
+            vals[:, offset:lead] = inst.data.X[sample[begin:end]]
         if Z.shape[1]:
             cols[:, lead:] = dummy_cols + Z[begin:end]
             vals[:, lead:] = 1.0
@@ -165,8 +168,8 @@ class RowTerms:
             self.A = self.dense = None
             lead = np.ones((inst.n_samples, n_lead))
             lead[:, int(inst.fit_intercept):] = inst.data.X
-            self.factored = FactoredDesign.of(csr_row_design(inst, rows, rep, layout), lead,
-                                              rows.sample if rep is None else rows.sample[rep])
+            self.factored = FactoredDesign(lead, csr_row_design(inst, rows, rep, layout, dummies_only=True),
+                                           rows.sample if rep is None else rows.sample[rep])
         elif n_terms * (self.n_columns + 1) <= DENSE_TERMS_LIMIT:
             self.A, self.dense = None, dense_row_design(inst, rows, rep, layout)
         else:

@@ -46,23 +46,25 @@ def structured_master(inst: DROInstance, oracle, rows, first, *, tol: float,
     with its dual point, and the work of both attempts."""
     mu = first.tau / inst.n_samples * (1.0 if first.converged else UNCONVERGED_MU_FACTOR)
     fallback = level_max_features(inst).size > 0
+
+    def attempt(**options) -> BarrierMasterResult:     # from phase 1's point, exact value and rows
+        return barrier_master(inst, oracle, rows, first.intercept, first.coef, first.lam, upper=first.upper_bound,
+                              mu=mu, tol=tol, log=log, control=control, **options)
+
     if fallback and not first.converged:
         # a phase 1 that churned on levels (it stops by its solve limit on wide many-level data): the plain rows
         # gave up where this was measured (census-like and the 300-level table at seed 20, kappa = inf),
         # after 2-4 s; the level-max columns certify from the same start
-        return barrier_master(inst, oracle, rows, first.intercept, first.coef, first.lam, upper=first.upper_bound,
-                              mu=mu, tol=tol, log=log, control=control, level_max=True)
-    plain = barrier_master(inst, oracle, rows, first.intercept, first.coef, first.lam, upper=first.upper_bound,
-                           mu=mu, tol=tol, log=log, control=control, kink_search=not fallback,
-                           centering_steps=PLAIN_CENTERING_STEPS if fallback else CENTERING_MAX_STEPS)
+        return attempt(level_max=True)
+    plain = attempt(kink_search=not fallback,
+                    centering_steps=PLAIN_CENTERING_STEPS if fallback else CENTERING_MAX_STEPS)
     if plain.certified or not fallback or (control is not None and control.should_stop()):
         return plain
     if log is not None:
         log("barrier master: again with level-max columns, from phase 1's point and rows")
     # from phase 1's point and rows, not the plain attempt's: its rows include those of the points it wandered to
     # (census-like, kappa = inf, radius 0.01: from them the retry gave up too, from phase 1's it certifies)
-    retry = barrier_master(inst, oracle, rows, first.intercept, first.coef, first.lam, upper=first.upper_bound,
-                           mu=mu, tol=tol, log=log, control=control, level_max=True)
+    retry = attempt(level_max=True)
     point = retry if retry.upper_bound <= plain.upper_bound else plain
     bound = retry if retry.lower_bound >= plain.lower_bound else plain
     # certified by the retry, or by the better point and the better bound together (both exact)
