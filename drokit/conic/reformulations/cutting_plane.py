@@ -96,10 +96,13 @@ class CuttingPlaneOptions:
     phase_one: bool = True
     #: box-step stabilization: masters keep ``|theta_j - c_j| <= trust_radius`` around the best point
     #: ``c`` found so far (``theta`` = coefficients and intercept); see the module docstring for when
-    #: its lower bounds count.  None disables it.  0.1 measured best (sun2025 Table 1 data: cylinder-
-    #: bands 2.2 s vs 4.3 s at 1.0; with budget cuts 1.0 produced cuts far from the optimum and
-    #: failing masters: 47.6 s)
-    trust_radius: float | None = 0.1
+    #: its lower bounds count.  None disables it.  1.0 was measured against 0.1 (sun2025 Table 1 data: cylinder-
+    #: bands 2.2 s vs 4.3 s at 1.0; with budget cuts 1.0 produced cuts far from the optimum and failing masters:
+    #: 47.6 s), then 0.1 against 0.03 / 0.01 / 0.003 on the fits whose masters run: audiology's budget-cut masters
+    #: at 1-decimal weights (rho means 0.6-0.9) 204 s on average at 0.1, 94-134 s at 0.03, 48-64 s at 0.01; at
+    #: integer weights 12 / 32 / 18 / 14 s -> 4 / 12 / 9 / 17 s; unit 4.8 -> 3.8 s; cylinder-bands, spect and
+    #: credit-approval (3-16 masters) within 10 % either way.  A better point on the edge doubles it
+    trust_radius: float | None = 0.01
     #: cuts added after phase 1: ``"configuration"`` (one row per violated configuration),
     #: ``"budget"`` (one cut per violated (sample, changes per weight class), :mod:`.budget_cuts`; needs
     #: two mutable categorical features) or ``"auto"`` (budget cuts when all mutable features share one
