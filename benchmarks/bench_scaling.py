@@ -20,7 +20,7 @@ intercept column), under ``threadpoolctl.threadpool_limits(1)`` (one BLAS thread
 solves), best of ``--floor-repeat`` runs, measured in the parent process of the same run, never while a
 drokit child is running.
 
-Cases (all synthetic, deterministic from ``--seed``; no downloads)
+Cases (all synthetic, deterministic from ``--seed`` (or each of ``--seeds``); no downloads)
 ------------------------------------------------------------------
 ``synthetic``  10 standard-normal numerical + 10 categorical features with 3-8 levels (mildly uneven
                level frequencies, Dirichlet(2)), labels Bernoulli(expit(linear score)) (a linear model
@@ -49,7 +49,8 @@ first lines (``#``) record the git commit, date, machine and the exact command.
 
 Run:  python benchmarks/bench_scaling.py [--quick] [--cases synthetic census highcard]
           [--sizes 1000 10000 100000] [--million] [--kappas inf 1] [--radii 0.01 0.1]
-          [--timeout 900] [--repeat 1] [--floor-repeat 5] [--seed 19] [--out FILE.csv] [--markdown]
+          [--timeout 900] [--repeat 1] [--floor-repeat 5] [--seed 19 | --seeds 19 20 21] [--out FILE.csv]
+          [--markdown]
           [--quiet]
       python benchmarks/bench_scaling.py --render FILE.csv [--markdown]   (table of a saved run)
 """
@@ -325,11 +326,12 @@ def floor_time(X, y, repeats: int) -> tuple:
 
 
 # ------------------------------------------------------------------------------------------- output
-FIELDS = ["case", "N", "kappa", "radius", "d", "drokit_s", "relative_gap", "status", "method", "lb_source",
+FIELDS = ["case", "seed", "N", "kappa", "radius", "d", "drokit_s", "relative_gap", "status", "method", "lb_source",
           "lb_s", "eval_s", "peak_mb", "base_mb", "floor_s", "ratio", "exp_drokit", "exp_floor", "compile_s",
           "solve_s", "phase1_s", "barrier_s", "certified_by", "masters", "masters_s", "master_iterations",
           "master_statuses", "oracle_s", "working_rows", "objective", "floor_nit", "floor_converged", "error"]
-TABLE = [("case", "case"), ("N", "N"), ("kappa", "kappa"), ("radius", "radius"), ("drokit s", "drokit_s"),
+TABLE = [("case", "case"), ("seed", "seed"), ("N", "N"), ("kappa", "kappa"), ("radius", "radius"),
+         ("drokit s", "drokit_s"),
          ("rel. gap", "relative_gap"), ("certified by", "certified_by"), ("lower bound", "lb_source"),
          ("LB s", "lb_s"), ("eval s", "eval_s"), ("phase 1 s", "phase1_s"), ("barrier s", "barrier_s"),
          ("masters (n) s", "masters_s"),
@@ -389,7 +391,8 @@ def render(rows, markdown: bool) -> str:
     fails = [r for r in rows if r.get("error")]
     if fails:
         lines.append("")
-        lines += [f"{'- ' if markdown else ''}{r['case']} N={int(float(r['N'])):,} kappa={_cell(r, 'kappa')} "
+        lines += [f"{'- ' if markdown else ''}{r['case']} seed={_cell(r, 'seed')} N={int(float(r['N'])):,} "
+                  f"kappa={_cell(r, 'kappa')} "
                   f"radius={_cell(r, 'radius')}: {r['error']}" for r in fails]
     return "\n".join(lines)
 
@@ -402,7 +405,7 @@ BREAKDOWN = [("compile", "compile_s"), ("phase 1", "phase1_s"), ("barrier master
 def breakdown(rows, markdown: bool) -> str:
     """Where each certified fit's time goes: seconds (share of the fit) of compile, phase 1, the masters,
     the oracle, the certificate's lower bound, the exact evaluation, and the rest (encoding, checks)."""
-    heads = ["case", "N", "kappa", "radius", "drokit s"] + [h for h, _ in BREAKDOWN] + \
+    heads = ["case", "seed", "N", "kappa", "radius", "drokit s"] + [h for h, _ in BREAKDOWN] + \
             ["other", "masters: n / IPM iterations / statuses", "final rows"]
     lines = []
     for r in rows:
@@ -410,7 +413,7 @@ def breakdown(rows, markdown: bool) -> str:
         if r.get("error") or not total:
             continue
         parts = [_num(r.get(k)) or 0.0 for _, k in BREAKDOWN]
-        cells = [r["case"], _cell(r, "N"), _cell(r, "kappa"), _cell(r, "radius"), f"{total:.2f}"]
+        cells = [r["case"], _cell(r, "seed"), _cell(r, "N"), _cell(r, "kappa"), _cell(r, "radius"), f"{total:.2f}"]
         cells += [f"{p:.2f} ({100 * p / total:.0f} %)" for p in parts + [total - sum(parts)]]
         cells += [f"{int(float(r.get('masters') or 0))} / {r.get('master_iterations', '')} / "
                   f"{r.get('master_statuses', '')}", f"{int(float(r.get('working_rows') or 0)):,}"]
@@ -423,10 +426,10 @@ def breakdown(rows, markdown: bool) -> str:
 
 def growth(rows) -> None:
     """Fill ``exp_drokit`` / ``exp_floor``: ``log(t2/t1) / log(N2/N1)`` against the previous N of the same
-    (case, kappa, radius)."""
+    (case, seed, kappa, radius)."""
     groups = {}
     for r in rows:
-        groups.setdefault((r["case"], str(r["kappa"]), str(r["radius"])), []).append(r)
+        groups.setdefault((r["case"], str(r.get("seed", "")), str(r["kappa"]), str(r["radius"])), []).append(r)
     for group in groups.values():
         group.sort(key=lambda r: float(r["N"]))
         for a, b in zip(group, group[1:]):
@@ -551,6 +554,9 @@ def main(argv=None):
                     help=f"smoke run: synthetic N {QUICK['sizes']}, census {QUICK['census']} rows, highcard "
                          f"{QUICK['highcard']} rows")
     ap.add_argument("--cases", nargs="+", choices=CASES, default=list(CASES))
+    ap.add_argument("--seeds", nargs="+", type=int, default=None,
+                    help="several seeds in one run, every case and size at each (default: --seed alone); a "
+                         "generator's other seeds show fits one seed hides")
     ap.add_argument("--sizes", nargs="+", type=int, default=None,
                     help=f"N of the synthetic case (default {' '.join(map(str, DEFAULT_SIZES))})")
     ap.add_argument("--million", action="store_true", help="add N = 1,000,000 to the synthetic case")
@@ -581,7 +587,9 @@ def main(argv=None):
         sizes.append(MILLION)
     fixed = {"census": args.census_n or (QUICK["census"] if args.quick else CENSUS_N),
              "highcard": args.highcard_n or (QUICK["highcard"] if args.quick else HIGHCARD_N)}
-    plan = [(case, n) for case in args.cases for n in (sorted(sizes) if case == "synthetic" else [fixed[case]])]
+    seeds = list(args.seeds or [args.seed])
+    plan = [(case, n, seed) for seed in seeds for case in args.cases
+            for n in (sorted(sizes) if case == "synthetic" else [fixed[case]])]
     commit, dirty = git_commit()
     snapshot = commit is not None and not args.no_snapshot
     if snapshot:
@@ -590,28 +598,29 @@ def main(argv=None):
     for line in header:
         log(line)
     rows = []
-    for case, n in plan:
-        X, y = MAKERS[case](n, args.seed)
+    for case, n, seed in plan:
+        X, y = MAKERS[case](n, seed)
         fl, nit, conv, d = floor_time(X, y, args.floor_repeat)
         del X, y
-        log(f"[{case} N={n:,}] floor {fl:.4f} s ({nit} L-BFGS iterations{'' if conv else ', NOT converged'}), "
+        log(f"[{case} seed {seed} N={n:,}] floor {fl:.4f} s "
+            f"({nit} L-BFGS iterations{'' if conv else ', NOT converged'}), "
             f"d = {d - 1} design columns + intercept")
         for kappa in args.kappas:
             for radius in args.radii:
                 t0 = time.perf_counter()
-                out = run_drokit(case, n, args.seed, kappa, radius, args.repeat, args.timeout)
-                row = {"case": case, "N": n, "kappa": kappa, "radius": radius, "d": d - 1, "floor_s": fl,
+                out = run_drokit(case, n, seed, kappa, radius, args.repeat, args.timeout)
+                row = {"case": case, "seed": seed, "N": n, "kappa": kappa, "radius": radius, "d": d - 1, "floor_s": fl,
                        "floor_nit": nit, "floor_converged": conv, **out}
                 if not out.get("error"):
                     row["ratio"] = row["drokit_s"] / fl
-                    log(f"[{case} N={n:,} kappa={kappa:g} radius={radius:g}] {row['drokit_s']:.2f} s "
+                    log(f"[{case} seed {seed} N={n:,} kappa={kappa:g} radius={radius:g}] {row['drokit_s']:.2f} s "
                         f"({row['ratio']:.0f}x floor), gap {row['relative_gap']:.1e}, {row['method']}, "
                         f"phase 1 {row['phase1_s']:.2f} s, {row['masters']} masters {row['masters_s']:.2f} s "
                         f"({row['master_statuses']}), oracle {row['oracle_s']:.2f} s, lower bound "
                         f"{row['lb_source']} {_num(row['lb_s']) or 0:.2f} s, eval {row['eval_s']:.2f} s, "
                         f"peak {row['peak_mb']:.0f} MB")
                 else:
-                    log(f"[{case} N={n:,} kappa={kappa:g} radius={radius:g}] FAILED after "
+                    log(f"[{case} seed {seed} N={n:,} kappa={kappa:g} radius={radius:g}] FAILED after "
                         f"{time.perf_counter() - t0:.0f} s wall: {out['error']}")
                 rows.append(row)
                 growth(rows)
