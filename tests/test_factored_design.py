@@ -161,19 +161,3 @@ def test_every_design_factored_still_equals_the_monolithic_program(seed, monkeyp
     cut = prob.compile(X, y, method="cutting_plane", **kw).solve()
     assert cut.status == "optimal" and cut.relative_gap <= 1e-6
     assert cut.objective == pytest.approx(mono.objective, rel=1e-6)
-
-
-@pytest.mark.parametrize("density", [0.02, 0.3])
-def test_the_lagrangian_bounds_weighted_gram_in_both_regimes(density):
-    """``A' diag(w) A`` of the Lagrangian bound's repair: a sparse product for a wide one-hot design (2 % nonzero),
-    dense rank-k updates otherwise, both equal to the product written out (zero weights included)."""
-    import scipy.sparse as sp
-    from drokit.evaluation.lower_bound import SPARSE_GRAM_DENSITY, _weighted_gram
-    rng = np.random.default_rng(int(density * 100))
-    A = sp.random(400, 120, density=density, format="csr", random_state=rng)
-    w = rng.exponential(size=400) * (rng.random(400) < 0.8)
-    dense = A.toarray()
-    expected = dense.T @ (w[:, None] * dense)
-    assert (A.nnz <= SPARSE_GRAM_DENSITY * A.shape[0] * A.shape[1]) == (density < SPARSE_GRAM_DENSITY)
-    np.testing.assert_allclose(_weighted_gram(A, w), expected, rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(_weighted_gram(dense, w), expected, rtol=1e-12, atol=1e-12)

@@ -276,3 +276,18 @@ def test_a_sympy_loss_fit_reports_a_finite_lower_bound_below_its_upper_bound():
     ref = dk.DROClassifier(loss="logistic", **kw).fit(X, y).result_
     assert np.isfinite(ours.lower_bound) and ours.lower_bound <= ours.upper_bound
     assert ours.objective == pytest.approx(ref.objective, rel=1e-7)
+
+
+@pytest.mark.parametrize("density", [0.02, 0.3])
+def test_the_lagrangian_bounds_weighted_gram_in_both_regimes(density):
+    """``A' diag(w) A`` of the Lagrangian bound's repair: a sparse product for a wide one-hot design (2 % nonzero),
+    dense rank-k updates otherwise, both equal to the product written out (zero weights included)."""
+    import scipy.sparse as sp
+    rng = np.random.default_rng(int(density * 100))
+    A = sp.random(400, 120, density=density, format="csr", random_state=rng)
+    w = rng.exponential(size=400) * (rng.random(400) < 0.8)
+    dense = A.toarray()
+    expected = dense.T @ (w[:, None] * dense)
+    assert (A.nnz <= lb.SPARSE_GRAM_DENSITY * A.shape[0] * A.shape[1]) == (density < lb.SPARSE_GRAM_DENSITY)
+    np.testing.assert_allclose(lb._weighted_gram(A, w), expected, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(lb._weighted_gram(dense, w), expected, rtol=1e-12, atol=1e-12)
