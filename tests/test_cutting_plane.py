@@ -148,8 +148,8 @@ def test_degenerate_optimum_constant_classifier_is_certified():
     assert res.objective == pytest.approx(np.log(2), rel=1e-6)
 
 
-@pytest.mark.parametrize("oracle", ["dp", "enumeration"])
-def test_both_oracles_reach_the_monolithic_optimum(oracle):
+@pytest.mark.parametrize("oracle", ["dp", "hull", "auto", "enumeration"])
+def test_every_oracle_reaches_the_monolithic_optimum(oracle):
     X, y, kw = _data("classification", seed=7)
     prob = _problem(dk.losses.Logistic(), "classification", 0.9, 2, 1, delta=[0.4, 1.1, 0.8])
     ref = prob.compile(X, y, method="monolithic", **kw).solve().objective

@@ -112,7 +112,7 @@ def test_the_size_error_of_the_enumeration_oracle_does_not_suggest_the_cutting_p
         est.fit(X, y)
     msg = str(info.value)
     assert "use method='cutting_plane'" not in msg
-    assert "oracle" in msg and "'dp'" in msg
+    assert "oracle" in msg and "'auto'" in msg
 
 
 def test_the_size_error_of_the_monolithic_program_suggests_the_cutting_plane():

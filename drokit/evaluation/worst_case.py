@@ -163,10 +163,10 @@ def worst_case_value_oracle(inst: DROInstance, intercept: float, coef: np.ndarra
     from a relative width 1e-6, instead of from ``lambda_min`` (17 oracle calls at 100,000 rows, 6 s of a fit,
     before; the result does not depend on the hint, only the number of calls).
     """
-    from ..oracles.dp import DPOracle, FixedModelSeparation
+    from ..oracles import make_oracle
     inst = inst.evaluated_at(coef)
     if oracle is None:
-        oracle = DPOracle(inst)
+        oracle = make_oracle(inst, "auto")
     N = inst.n_samples
     lam_min = lambda_floor(inst, coef)
     zeros = np.zeros(N)
@@ -175,9 +175,10 @@ def worst_case_value_oracle(inst: DROInstance, intercept: float, coef: np.ndarra
     if not np.isfinite(lam_min):
         return WorstCaseValue(np.inf, np.inf, lam_min, None, np.zeros(0), np.zeros(0))
 
-    # the DP oracle's tables of this model are computed once (FixedModelSeparation): each lambda then costs its
-    # terminal step only, and the maximizing rows are recovered at the best lambda alone
-    fixed = FixedModelSeparation(oracle, intercept, coef) if isinstance(oracle, DPOracle) else None
+    # the oracle's tables of this model (the DP's per-budget gains, the hull's points) are computed once
+    # (``oracle.fixed_model``): each lambda then costs its terminal step only, and the maximizing rows are recovered
+    # at the best lambda alone
+    fixed = oracle.fixed_model(intercept, coef) if hasattr(oracle, "fixed_model") else None
 
     def line(lam):
         if fixed is not None:

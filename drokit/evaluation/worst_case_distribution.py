@@ -284,24 +284,42 @@ class _EnumeratedRows:
 
 
 class _OracleRows:
-    """Maximizers from the DP separation oracle called with ``s = 0`` (exact for any ``lam``, negative
-    included: the DP enumerates every reachable budget and maximizes the loss for each)."""
+    """Maximizers from a separation oracle called with ``s = 0`` (the default oracle: the hull or the DP).
+
+    A negative ``lam`` (the left derivative at ``lam* = 0``) needs an oracle exact there: the DP enumerates every
+    reachable budget and maximizes the loss for each, the hull oracle's points are not enough
+    (:attr:`~drokit.oracles.base.SeparationOracle.exact_below_zero`).  Such a point is then asked of the DP
+    oracle, or, when its lattice is too large, answered with the maximizers at ``lam = 0``: rows of the ball all
+    the same, so the distribution built from them stays feasible (its lower bound may be looser)."""
 
     name = "oracle"
 
     def __init__(self, inst: DROInstance, intercept: float, coef: np.ndarray, oracle=None):
-        from ..oracles.dp import DPOracle, FixedModelSeparation
-        self.oracle = oracle if oracle is not None else DPOracle(inst)
+        from ..oracles import make_oracle
+        self.inst = inst
+        self.oracle = oracle if oracle is not None else make_oracle(inst, "auto")
         self.intercept, self.coef = float(intercept), np.asarray(coef, dtype=float)
         self.zeros = np.zeros(inst.n_samples)
         self.p = inst.p
-        # the model's DP tables once for every lambda of the search (the same rows as separate at s = 0)
-        self.fixed = FixedModelSeparation(self.oracle, self.intercept, self.coef) \
-            if isinstance(self.oracle, DPOracle) else None
+        # the model's oracle tables once for every lambda of the search (the same rows as separate at s = 0)
+        self.fixed = self.oracle.fixed_model(self.intercept, self.coef) \
+            if hasattr(self.oracle, "fixed_model") else None
 
     def __call__(self, lam: float) -> Tuple[ConfigurationRows, np.ndarray]:
+        if lam < 0 and not getattr(self.oracle, "exact_below_zero", True):
+            return self._below_zero(lam)
         sep = self.fixed.separation(lam) if self.fixed is not None else \
             self.oracle.separate(self.intercept, self.coef, lam, self.zeros)
+        order = np.argsort(sep.rows.sample, kind="stable")
+        return take_rows(sep.rows, order), np.asarray(sep.violation, dtype=float)[order]
+
+    def _below_zero(self, lam: float) -> Tuple[ConfigurationRows, np.ndarray]:
+        from ..oracles.dp import DPOracle
+        try:
+            sep = DPOracle(self.inst).separate(self.intercept, self.coef, lam, self.zeros)
+        except ProblemTooLargeError:
+            rows, _ = self(0.0)
+            return rows, row_losses(self.inst, rows, self.intercept, self.coef) - lam * rows.cost
         order = np.argsort(sep.rows.sample, kind="stable")
         return take_rows(sep.rows, order), np.asarray(sep.violation, dtype=float)[order]
 

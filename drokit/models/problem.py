@@ -240,8 +240,8 @@ def _loss_arguments(inst: DROInstance, result: FitResult) -> np.ndarray:
     f = inst.scores(intercept, coef)
     parts += [fam.sigma * f - fam.shift for fam in inst.label_families()]
     if inst.radius > 0 and np.isfinite(result.lambda_) and inst.mutable_categorical().size:
-        from ..oracles.dp import DPOracle
-        sep = DPOracle(inst).separate(intercept, coef, result.lambda_, np.zeros(inst.n_samples))
+        from ..oracles import make_oracle
+        sep = make_oracle(inst, "auto").separate(intercept, coef, result.lambda_, np.zeros(inst.n_samples))
         parts.append(row_margins(inst, sep.rows, intercept, coef))
     return np.concatenate(parts)
 
@@ -400,7 +400,7 @@ class CompiledProblem:
         from ..oracles import make_oracle
         t0 = time.perf_counter()
         if oracle is None:
-            oracle = make_oracle(self.instance, "dp", self.compiled.info.get("max_configurations", MAX_CONFIGURATIONS))
+            oracle = make_oracle(self.instance, "auto", self.compiled.info.get("max_configurations", MAX_CONFIGURATIONS))
         log = self._control.log if self._control is not None else None
         polish = certificate_polish(self.instance, oracle, intercept, coef, lam, upper, rows=rows, tol=tol / 2,
                                     log=log, control=self._control)
@@ -751,7 +751,7 @@ class CompiledProblem:
     def _solve_cutting_plane(self, backend, solver_options, on_inaccurate, verbose, method_options):
         from ..conic.reformulations.cutting_plane import CuttingPlaneOptions, solve_cutting_plane
         opts = dict(method_options or {})
-        oracle_name = opts.pop("oracle", "dp")
+        oracle_name = opts.pop("oracle", "auto")
         try:
             options = CuttingPlaneOptions(**opts, verbose=verbose >= 2)
         except TypeError as exc:

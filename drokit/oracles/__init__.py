@@ -9,14 +9,22 @@ __all__ = ["make_oracle", "ORACLES", "Separation", "SeparationOracle", "Enumerat
            "ConfigurationRows", "all_levels_grid", "count_configuration_rows", "enumerate_configurations"]
 
 
-ORACLES = ("dp", "sorting", "enumeration")
+ORACLES = ("auto", "hull", "dp", "sorting", "enumeration")
 
 
-def make_oracle(inst, name: str = "dp", max_configurations: int = 1_000_000):
-    """The separation oracle called ``name``: ``"dp"`` (exact, no enumeration; default),
+def make_oracle(inst, name: str = "auto", max_configurations: int = 1_000_000):
+    """The separation oracle called ``name``: ``"auto"`` (default: ``"hull"`` where it is exact, else ``"dp"``),
+    ``"hull"`` (exact, the mismatch cost with any positive weights and ``p >= 1``: a sort of ``3m`` edges per
+    sample), ``"dp"`` (exact, any level costs: a dynamic program over the transport budgets),
     ``"sorting"`` (exact, equal categorical weights only; belbasi2023 Alg. 2) or ``"enumeration"``
     (exact brute force, the reference; refused above ``max_configurations`` rows)."""
     from ..exceptions import ParameterError
+    if name == "auto":
+        from .hull import hull_applies
+        name = "hull" if hull_applies(inst)[0] else "dp"
+    if name == "hull":
+        from .hull import HullOracle
+        return HullOracle(inst)
     if name == "dp":
         from .dp import DPOracle
         return DPOracle(inst)

@@ -39,6 +39,9 @@ class SeparationOracle:
 
     name = "oracle"
     exact = True
+    #: whether :meth:`separate` is exact for ``lambda < 0`` too (the fits never ask; the worst-case
+    #: distribution's left derivative at ``lambda* = 0`` does)
+    exact_below_zero = True
 
     def separate(self, intercept: float, coef: np.ndarray, lam: float, s: np.ndarray,
                  near_margin: float = 0.0, near_limit: int = NEAR_LIMIT) -> Separation:

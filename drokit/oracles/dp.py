@@ -250,6 +250,10 @@ class DPOracle(SeparationOracle):
                                           self.distance[jn], fn)
         return sep
 
+    def fixed_model(self, intercept: float, coef: np.ndarray) -> "FixedModelSeparation":
+        """:class:`FixedModelSeparation` of one model (the worst-case evaluation's search over lambda)."""
+        return FixedModelSeparation(self, intercept, coef)
+
 
 #: :class:`FixedModelSeparation` keeps the loss tables when they hold at most this many entries (384 MB): synthetic
 #: 10 + 10 at 1,000,000 rows with label flips holds 44M (2 labels x 2 extremes x 11 budgets): the evaluation 10.4 -> 6.0 s,

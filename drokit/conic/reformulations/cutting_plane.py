@@ -390,6 +390,9 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
             log(f"{r:>5} master {sol.raw_status}: {control.stop_reason}; stopping with the best model so far")
             break
         if not sol.has_solution:
+            if best is None and control.should_stop():     # the solver had the time left, and it ran out
+                raise SolverError(f"cutting plane: {control.stop_reason} before any model was found "
+                                  f"(master {r}: {sol.raw_status})", status="time_limit", solver=backend.name)
             if last_solution is None:
                 raise SolverError(
                     f"the first cutting-plane master (nominal rows only) could not be solved: "

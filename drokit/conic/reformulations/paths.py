@@ -14,8 +14,9 @@
   layered budget DAG shared by all samples (:mod:`.graph`, :mod:`drokit.oracles.graph`); polynomial in
   the budget lattice, every loss.
 * ``cutting_plane`` -- the same program generated row by row (:mod:`.cutting_plane`) with an exact
-  separation oracle: the DP oracle by default (no enumeration, any size its budget lattice allows), or
-  the vectorized enumeration (the reference, limited by ``max_configurations``); the conic masters stay
+  separation oracle: by default the hull oracle (:mod:`drokit.oracles.hull`: the mismatch cost with any
+  positive weights, ``2m + 1`` candidates per sample) or, for other level costs, the DP oracle (no enumeration,
+  any size its budget lattice allows), or the vectorized enumeration (the reference, limited by ``max_configurations``); the conic masters stay
   small.
 """
 
@@ -82,9 +83,9 @@ def check_enumeration_size(inst: DROInstance, method: str, max_configurations: i
     if size > max_configurations:
         # the way out that does not enumerate: the cutting plane's DP oracle -- for the cutting plane itself
         # (its enumeration oracle is what enumerates) the oracle, not the method, is what to change
-        instead = ("or use the cutting plane's default oracle, method_options={'oracle': 'dp'} (exact, it does "
+        instead = ("or use the cutting plane's default oracle, method_options={'oracle': 'auto'} (exact, it does "
                    "not enumerate)" if method == "cutting_plane" else
-                   "or use method='cutting_plane' (its default DP oracle does not enumerate)")
+                   "or use method='cutting_plane' (its default oracle does not enumerate)")
         what = "the enumeration oracle of method='cutting_plane'" if method == "cutting_plane" else \
             f"method={method!r}"
         raise ProblemTooLargeError(
@@ -187,7 +188,8 @@ def compile_instance(inst: DROInstance, method: str = "auto",
 
 def compile_cutting_plane(inst: DROInstance, max_configurations: int = MAX_CONFIGURATIONS) -> CompiledProgram:
     """Prepare the cutting-plane method: the first master (nominal rows); the oracle is built at solve
-    time (``method_options={"oracle": "dp" | "sorting" | "enumeration"}``, default the exact DP oracle)."""
+    time (``method_options={"oracle": "auto" | "hull" | "dp" | "sorting" | "enumeration"}``, default ``"auto"``: the
+    hull oracle where it is exact, else the DP oracle)."""
     rows = enumerate_configurations(inst, nominal_only=True)
     size = count_configuration_rows(inst)
     why = (f"cutting plane with an exact separation oracle over {size:,} configuration rows "

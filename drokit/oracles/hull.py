@@ -1,0 +1,291 @@
+"""Exact separation over the convex hull of (score change, transport budget) pairs: any positive weights.
+
+Problem (as :mod:`.dp`), for every sample ``n`` and label family ``(sigma, shift, extra)`` (one, or two
+with a finite label-flip cost ``kappa``):
+
+    phi_n = max_z  h_n(A(z), B(z)) - lambda extra - s_n,
+    h_n(A, B) = L(sigma (f(x_n, z_n) + A) - shift) - lambda B^(1/p),
+    A(z) = sum_l a_l(z_l),   a_l(v) = w_l(v) - w_l(z_{n,l})          (the score change),
+    B(z) = sum_l b_l(z_l),   b_l(v) = delta_l^p 1[v != z_{n,l}]       (the transport budget, D = B^(1/p)),
+
+``w_l(v)`` the coefficient of level ``v`` of mutable categorical feature ``l`` (0 for the reference level).
+
+Why it is exact (issue 27's argument):
+
+1. ``h_n`` is jointly convex on ``B >= 0`` when ``L`` is convex, ``p >= 1`` and ``lambda >= 0``: a convex
+   function of ``A`` plus ``-lambda B^(1/p)``, convex because ``B^(1/p)`` is concave.
+2. The pairs ``(A(z), B(z))`` of all configurations form the Minkowski sum ``P_1 + ... + P_m`` of the
+   per-feature sets ``P_l = {(a_l(v), b_l(v))}`` (each feature's level is chosen independently).
+3. A convex function's maximum over a finite set is attained at a vertex of its convex hull, and
+   ``conv(P_1 + ... + P_m) = conv P_1 + ... + conv P_m``, whose vertices are sums of vertices of the
+   summands: points of the set, i.e. real configurations.
+4. With the mismatch cost ``conv P_l`` is the triangle ``(0, 0), (g+_l, b_l), (g-_l, b_l)`` -- ``g+_l`` /
+   ``g-_l`` the largest / smallest ``a_l(v)`` over ``v != z_{n,l}``, a segment for a binary feature.  Its
+   counter-clockwise edges from the lowest vertex ``(0, 0)`` (``b_l > 0``) are ``(g+, b)``, ``(g- - g+, 0)``
+   and ``(-g-, -b)``, at polar angles in ``(0, pi)``, ``pi`` and ``(pi, 2 pi)``.  The Minkowski sum of
+   convex polygons is traced by merging their edges by polar angle from the common lowest vertex
+   ``(0, 0)`` (de Berg et al., *Computational Geometry*, Thm 13.10), which here splits into two sorts:
+   - the rising chain: every feature's edge ``(g+, b)``, by decreasing ``g+ / b`` (the angle decreases in
+     ``x / y``), so the ``k``-th vertex moves the ``k`` features of largest gain per unit budget to their
+     ``g+`` level (``k = 0..m``);
+   - the middle edges, all at angle ``pi``: one segment from "every feature at ``g+``" to "every feature at
+     ``g-``", whose interior points are never needed (``h`` is convex along it);
+   - the falling chain: the edges ``(-g-, -b)`` by decreasing ``g- / b``, so the ``j``-th vertex after the
+     middle brings the ``j`` features of largest ``g- / b`` back to their own level (``j = 0..m-1``).
+
+So per sample: two sorts of ``m`` ratios, prefix sums, and ``h`` at ``2m + 1`` points (the nominal row is the
+first): ``O(N m log m)`` for any real weights, where the DP over budgets (:mod:`.dp`) visits every distinct
+subset sum of ``{delta_l^p}``, up to ``2^m`` (sun2025 rounds the weights to a grid for that reason, §5.7).
+With equal weights the two chains are the sorting oracle's two directions (:mod:`.sorting`, belbasi2023
+Alg. 2): this oracle is its generalization to per-feature weights, sorting gains per unit budget.
+
+It needs the mismatch cost (:attr:`~drokit.metrics.GroundMetric.mismatch_only`), ``p >= 1`` and every
+mutable weight positive (:func:`hull_applies`); :func:`drokit.oracles.make_oracle` falls back to the DP
+oracle otherwise, and for ``lambda < 0`` (never asked by the fits: ``lambda >= lambda_min >= 0``) the
+points are not enough, so :meth:`HullOracle.separate` refuses it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator, Optional, Tuple
+
+import numpy as np
+
+from ..exceptions import ParameterError
+from ..models.instance import DROInstance
+from .base import (NEAR_LIMIT, Separation, SeparationOracle, configuration_rows, largest_per_sample,
+                   maxima_of_candidates, one_row_per_sample)
+
+
+def hull_applies(inst: DROInstance) -> Tuple[bool, str]:
+    """Whether :class:`HullOracle` is exact for ``inst``, and why not: the mismatch cost, ``p >= 1`` and a
+    positive finite weight on every mutable categorical feature (a free feature, ``delta_l = 0``, has no
+    lowest vertex at the nominal level)."""
+    metric = inst.metric
+    if not metric.mismatch_only:
+        return False, "the categorical cost is not the 0/1 mismatch cost"
+    p = float(metric.categorical.validated_p())
+    if p < 1:
+        return False, f"the categorical exponent p = {p:g} < 1 (h is not convex in the budget)"
+    delta = np.asarray(metric.delta, dtype=float)[inst.mutable_categorical()]
+    if np.any(delta <= 0):
+        return False, "a mutable categorical feature has weight 0"
+    return True, "mismatch cost, p >= 1, positive weights"
+
+
+@dataclass
+class HullPoints:
+    """The hull vertices of one model, every sample: ``A`` / ``B`` (N, 2m + 1) score changes and budgets of the
+    candidate points (module docstring, item 4: column 0 the nominal row, columns ``1..m`` the rising chain,
+    ``m + 1..2m`` the falling one), the two chains' feature orders (N, m) and per mutable feature the level of its
+    ``g+`` / ``g-`` vertex (N, m)."""
+
+    A: np.ndarray
+    B: np.ndarray
+    rising: np.ndarray
+    falling: np.ndarray
+    up_level: np.ndarray
+    down_level: np.ndarray
+
+
+class HullOracle(SeparationOracle):
+    """Exact separation oracle for the mismatch cost with any positive per-feature weights, ``p >= 1``, any
+    convex loss, finite or infinite kappa, classification and regression (module docstring)."""
+
+    name = "hull"
+    exact = True
+    exact_below_zero = False
+
+    def __init__(self, inst: DROInstance):
+        ok, why = hull_applies(inst)
+        if not ok:
+            raise ParameterError(f"the hull oracle needs the mismatch cost, p >= 1 and positive weights: {why}; "
+                                 f"use oracle='dp'")
+        self.inst = inst
+        self.n_samples = inst.n_samples
+        self.p = float(inst.metric.categorical.validated_p())
+        self.mutable = inst.mutable_categorical()
+        self.b = np.asarray(inst.metric.delta, dtype=float)[self.mutable] ** self.p
+        levels = np.asarray(inst.schema.levels)[self.mutable]
+        self._columns = self._level_columns(levels)
+        self.Z = inst.data.Z
+        #: (N, m) positions of every sample's own level in the flattened (m, a_max) per-level tables
+        self._flat = np.arange(self.mutable.size) * self._columns.shape[1] + self.Z[:, self.mutable]
+
+    # ---------------------------------------------------------------- set-up
+    def _level_columns(self, levels: np.ndarray) -> np.ndarray:
+        """``(m, a_max)`` position of level ``v`` of each mutable feature in ``coef``: ``-1`` for the reference
+        level, ``-2`` for padding (levels the feature does not have)."""
+        offsets = self.inst.schema.dummy_offsets()[self.mutable]
+        a_max = max(int(levels.max()) if levels.size else 2, 2)
+        v = np.arange(a_max)[None, :]
+        cols = np.where(v == 0, -1, self.inst.n_numerical + offsets[:, None] + v - 1)
+        return np.where(v < levels[:, None], cols, -2)
+
+    def _alternatives(self, coef: np.ndarray):
+        """Per sample and mutable feature (N, m): ``g+``, its level, ``g-``, its level (the largest / smallest
+        ``w_l(v) - w_l(z_nl)`` over ``v != z_nl``).  Tabulated per (feature, own level) from the two largest and
+        two smallest levels of each feature, then gathered for every sample."""
+        cols = self._columns
+        exists = cols != -2
+        w = np.where(cols >= 0, coef[np.maximum(cols, 0)], 0.0)                  # (m, a_max)
+        hi = np.argsort(np.where(exists, -w, np.inf), axis=1, kind="stable")[:, :2]
+        lo = np.argsort(np.where(exists, w, np.inf), axis=1, kind="stable")[:, :2]
+        own = np.arange(w.shape[1])[None, :]                                     # every own level u
+        up_level = np.where(own == hi[:, :1], hi[:, 1:], hi[:, :1])              # (m, a_max)
+        down_level = np.where(own == lo[:, :1], lo[:, 1:], lo[:, :1])
+        feat = np.arange(w.shape[0])[:, None]
+        tables = [w[feat, up_level] - w, up_level, w[feat, down_level] - w, down_level]
+        return tuple(t.ravel()[self._flat] for t in tables)
+
+    def points(self, coef: np.ndarray) -> HullPoints:
+        """The vertices of ``conv{(A(z), B(z))}`` of every sample (module docstring, item 4)."""
+        coef = np.asarray(coef, dtype=float)
+        N, m = self.n_samples, self.mutable.size
+        if m == 0:
+            empty = np.zeros((N, 0), dtype=int)
+            return HullPoints(np.zeros((N, 1)), np.zeros((N, 1)), empty, empty, empty, empty)
+        up, up_level, down, down_level = self._alternatives(coef)
+        b = self.b
+        rising = np.argsort(-up / b, axis=1, kind="stable")
+        falling = np.argsort(-down / b, axis=1, kind="stable")
+        A, B = np.zeros((N, 2 * m + 1)), np.zeros((N, 2 * m + 1))
+        np.cumsum(np.take_along_axis(up, rising, axis=1), axis=1, out=A[:, 1:m + 1])
+        np.cumsum(b[rising], axis=1, out=B[:, 1:m + 1])
+        A[:, m + 1:] = down.sum(axis=1)[:, None]
+        A[:, m + 2:] -= np.cumsum(np.take_along_axis(down, falling[:, :-1], axis=1), axis=1)
+        B[:, m + 1:] = b.sum()
+        B[:, m + 2:] -= np.cumsum(b[falling[:, :-1]], axis=1)
+        np.maximum(B, 0.0, out=B)                          # rounding of the budget sums
+        return HullPoints(A, B, rising, falling, up_level, down_level)
+
+    def configurations(self, pts: HullPoints, rows: np.ndarray, k: np.ndarray) -> np.ndarray:
+        """Categorical codes of the samples ``rows`` at their hull point ``k`` (a column of ``pts.A``)."""
+        rows = np.asarray(rows, dtype=int)
+        k = np.asarray(k, dtype=int)
+        Z = self.Z[rows].copy()
+        m = self.mutable.size
+        if not m or not rows.size:
+            return Z
+
+        def rank(order):
+            out = np.empty_like(order)
+            np.put_along_axis(out, order, np.broadcast_to(np.arange(m), order.shape), axis=1)
+            return out
+        own = Z[:, self.mutable]
+        on_rise = (k <= m)[:, None]
+        raised = rank(pts.rising[rows]) < k[:, None]                     # the first k of the rising chain
+        lowered = rank(pts.falling[rows]) >= (k - m - 1)[:, None]          # all but the first k - m - 1 back
+        Z[:, self.mutable] = np.where(on_rise, np.where(raised, pts.up_level[rows], own),
+                                      np.where(lowered, pts.down_level[rows], own))
+        return Z
+
+    def distances(self, Z: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """``D = (sum_l delta_l^p 1[changed])^(1/p)`` of configurations ``Z`` of the samples ``rows``, exactly."""
+        changed = Z[:, self.mutable] != self.Z[np.asarray(rows, dtype=int)][:, self.mutable]
+        budget = changed @ self.b
+        return budget if self.p == 1 else budget ** (1.0 / self.p)
+
+    # ------------------------------------------------------------- interface
+    def candidates(self, f0: np.ndarray, pts: HullPoints, lam: float, s: np.ndarray,
+                   losses: Optional[list] = None, distance: Optional[np.ndarray] = None) -> Iterator:
+        """``(family, 0, values)`` per label family: ``values`` (N, E) = ``h`` at the hull points minus
+        ``lambda extra + s`` (``losses`` / ``distance``: the loss tables of :meth:`loss_tables` and ``B^(1/p)``,
+        when kept)."""
+        if lam < 0:
+            raise ParameterError(f"the hull oracle needs lambda >= 0 (h is convex only then), got {lam!r}")
+        if distance is None:
+            distance = pts.B if self.p == 1 else pts.B ** (1.0 / self.p)
+        for i, family in enumerate(self.inst.label_families()):
+            loss = losses[i] if losses is not None else \
+                self.inst.loss.value(family.sigma[:, None] * (f0[:, None] + pts.A) - family.shift[:, None])
+            yield family, 0, loss - lam * (distance + family.extra_cost) - s[:, None]
+
+    def loss_tables(self, f0: np.ndarray, pts: HullPoints) -> list:
+        """``L(sigma (f0 + A) - shift)`` at the hull points, per label family (they do not depend on lambda)."""
+        return [self.inst.loss.value(f.sigma[:, None] * (f0[:, None] + pts.A) - f.shift[:, None])
+                for f in self.inst.label_families()]
+
+    def rows_at(self, f0: np.ndarray, coef: np.ndarray, pts: HullPoints, lam: float, s: np.ndarray,
+                losses: Optional[list] = None) -> Separation:
+        """Every sample's maximizing row over the hull points, with its value recomputed from the row itself."""
+        N = self.n_samples
+        _, k, _, flip = maxima_of_candidates(N, self.candidates(f0, pts, lam, s, losses))
+        rows = np.arange(N)
+        Z = self.configurations(pts, rows, k)
+        sep = one_row_per_sample(self.inst, Z, self.distances(Z, rows), flip, np.zeros(N))
+        sep.violation = self.row_values(sep.rows, f0, coef, lam, s)
+        return sep
+
+    def row_values(self, rows, f0: np.ndarray, coef: np.ndarray, lam: float, s: np.ndarray) -> np.ndarray:
+        """``L(u_k) - lambda c_k - s_n`` of configuration rows (``f0`` the samples' nominal scores)."""
+        inst = self.inst
+        change = np.zeros(rows.size)
+        if self.mutable.size:
+            cols = self._columns
+            w = np.where(cols >= 0, np.asarray(coef, dtype=float)[np.maximum(cols, 0)], 0.0)
+            feat = np.arange(self.mutable.size)[None, :]
+            change = (w[feat, rows.Z[:, self.mutable]] - w[feat, self.Z[rows.sample][:, self.mutable]]).sum(axis=1)
+        sigma, shift = inst.row_signs(rows.sample, rows.flip)
+        return inst.loss.value(sigma * (f0[rows.sample] + change) - shift) - lam * rows.cost - s[rows.sample]
+
+    def separate(self, intercept, coef, lam, s, near_margin: float = 0.0, near_limit: int = NEAR_LIMIT) -> Separation:
+        """Most violated row per sample; with ``near_margin > 0`` also the other hull points (and label
+        families) within ``near_margin`` of the maximum, at most ``near_limit`` per sample."""
+        coef = np.asarray(coef, dtype=float)
+        s = np.asarray(s, dtype=float)
+        f0 = self.inst.scores(intercept, coef)
+        pts = self.points(coef)
+        sep = self.rows_at(f0, coef, pts, float(lam), s)
+        if near_margin > 0:
+            sep.near = self._near(f0, pts, float(lam), s, sep, near_margin, near_limit)
+        return sep
+
+    def _near(self, f0, pts: HullPoints, lam: float, s, sep: Separation, margin: float, limit: int):
+        """The hull points within ``margin`` of each sample's maximum, its maximizer left out: exact rows."""
+        best = sep.violation
+        chosen_Z = sep.rows.Z
+        parts = []
+        for family, _, vals in self.candidates(f0, pts, lam, s):
+            n, k = np.nonzero(vals >= (best - margin)[:, None])
+            parts.append((n, k, np.full(n.size, family.flip, dtype=bool), vals[n, k]))
+        n, k, flip, val = (np.concatenate(a) for a in zip(*parts))
+        Z = self.configurations(pts, n, k)
+        same = (flip == sep.rows.flip[n]) & np.all(Z == chosen_Z[n], axis=1)
+        keep = np.flatnonzero(~same)
+        keep = keep[largest_per_sample(n[keep], val[keep], limit)]
+        return configuration_rows(self.inst, n[keep], Z[keep], self.distances(Z[keep], n[keep]), flip[keep])
+
+    def fixed_model(self, intercept: float, coef: np.ndarray) -> "FixedModelHull":
+        """:class:`FixedModelHull` of one model (the worst-case evaluation's search over lambda)."""
+        return FixedModelHull(self, intercept, coef)
+
+
+class FixedModelHull:
+    """:meth:`HullOracle.separate` of ONE model at many ``lambda`` (``s = 0``), as
+    :class:`~drokit.oracles.dp.FixedModelSeparation` is for the DP: the hull points and their loss values depend on
+    the model only, so each ``lambda`` costs a subtraction and a maximum (the rows are recovered only where
+    asked, :meth:`separation`)."""
+
+    def __init__(self, oracle: HullOracle, intercept: float, coef: np.ndarray):
+        self.oracle = oracle
+        self.coef = np.asarray(coef, dtype=float)
+        self.f0 = oracle.inst.scores(intercept, self.coef)
+        self.pts = oracle.points(self.coef)
+        self.losses = oracle.loss_tables(self.f0, self.pts)
+        self.zeros = np.zeros(oracle.n_samples)
+        self.distance = self.pts.B if oracle.p == 1 else self.pts.B ** (1.0 / oracle.p)
+
+    def values(self, lam: float) -> Tuple[np.ndarray, np.ndarray]:
+        """Per sample: the largest ``l_k - lambda c_k`` over the hull points and the cost ``c_k`` attaining it."""
+        N = self.oracle.n_samples
+        violation, k, _, flip = maxima_of_candidates(
+            N, self.oracle.candidates(self.f0, self.pts, float(lam), self.zeros, self.losses, self.distance))
+        kappa = self.oracle.inst.metric.kappa
+        cost = self.distance[np.arange(N), k] + np.where(flip, float(kappa) if np.isfinite(kappa) else 0.0, 0.0)
+        return violation, cost
+
+    def separation(self, lam: float) -> Separation:
+        """The :class:`~.base.Separation` of :meth:`HullOracle.separate` at ``lambda`` (``s = 0``)."""
+        return self.oracle.rows_at(self.f0, self.coef, self.pts, float(lam), self.zeros, self.losses)

@@ -1,0 +1,195 @@
+"""The hull oracle (drokit/oracles/hull.py, issue 27): exact separation for any positive categorical weights.
+
+Checked against brute-force enumeration (every configuration) and the budget DP on random queries, including the
+returned rows' values and costs, its near-active rows, its fixed-model tables, where ``auto`` uses it, the
+fits it makes possible (weights whose budget lattice the DP refuses), and a mutation (a hull without its falling
+chain) that the enumeration comparison must catch.
+"""
+
+import numpy as np
+import pytest
+
+import drokit as dk
+from drokit.evaluation.worst_case import row_losses, worst_case_value_oracle
+from drokit.oracles import EnumerationOracle, make_oracle
+from drokit.oracles.dp import DPOracle
+from drokit.oracles.hull import HullOracle, hull_applies
+from factories import mixed_instance
+
+LOSSES = {"classification": [dk.losses.Logistic(), dk.losses.Hinge(), dk.losses.SmoothHinge()],
+          "regression": [dk.losses.Huber(0.6), dk.losses.Pinball(0.3), dk.losses.EpsilonInsensitive(0.2),
+                         dk.losses.Absolute()]}
+WEIGHTS = [None, [0.6, 1.3, 2.0, 0.9, 0.45], [1.0, np.inf, 0.5, 1.0, 0.7], [0.5, 0.5, 1.5, 1.0, 0.5]]
+LEVELS = (4, 3, 2, 5, 2)
+
+
+def _instance(seed, task, loss, p, weights, kappa, levels=LEVELS, N=9):
+    return mixed_instance(seed, task, loss, dk.MismatchCost(weights=weights, p=p), kappa, levels, N)
+
+
+def _check_rows(inst, sep, b0, coef, lam, s):
+    """The returned rows attain the reported violations and cost the metric's distances."""
+    attained = row_losses(inst, sep.rows, b0, coef) - lam * sep.rows.cost - s[sep.rows.sample]
+    np.testing.assert_allclose(attained, sep.violation, rtol=1e-10, atol=1e-10)
+    D = inst.metric.categorical_distance(sep.rows.Z, inst.data.Z[sep.rows.sample])
+    kappa = inst.metric.kappa if np.isfinite(inst.metric.kappa) else 0.0
+    np.testing.assert_allclose(sep.rows.cost, D + kappa * sep.rows.flip, atol=1e-12)
+
+
+@pytest.mark.parametrize("task", ["classification", "regression"])
+@pytest.mark.parametrize("p", [1.0, 2.0, 3.0])
+@pytest.mark.parametrize("weights", WEIGHTS, ids=["unit", "generic", "immutable", "grid"])
+def test_hull_oracle_equals_enumeration(task, p, weights):
+    rng = np.random.default_rng(int(p * 10) + len(task))
+    for loss in LOSSES[task]:
+        for kappa in ([np.inf, 0.8] if task == "classification" else [np.inf]):
+            inst = _instance(int(rng.integers(1e6)), task, loss, p, weights, kappa)
+            hull, brute = HullOracle(inst), EnumerationOracle(inst)
+            for _ in range(20):
+                b0, coef = rng.normal(), rng.normal(size=inst.schema.n_encoded) * rng.choice([0.3, 1.0, 3.0])
+                lam, s = rng.uniform(0, 2), rng.normal(size=inst.n_samples)
+                a, b = hull.separate(b0, coef, lam, s), brute.separate(b0, coef, lam, s)
+                np.testing.assert_allclose(a.violation, b.violation, rtol=1e-10, atol=1e-10)
+                _check_rows(inst, a, b0, coef, lam, s)
+
+
+def test_hull_oracle_equals_the_dp_on_wider_data_with_real_weights():
+    """11 features of 2-6 levels, real weights (a 2^11-budget lattice for the DP), 300 samples."""
+    rng = np.random.default_rng(3)
+    levels = tuple(int(a) for a in rng.integers(2, 7, 11))
+    for loss, kappa in [(dk.losses.Logistic(), np.inf), (dk.losses.Hinge(), 1.2)]:
+        weights = list(rng.uniform(0.2, 2.0, 11))
+        inst = _instance(5, "classification", loss, 1.0, weights, kappa, levels, 300)
+        hull, dp = HullOracle(inst), DPOracle(inst)
+        for _ in range(5):
+            b0, coef = rng.normal(), rng.normal(size=inst.schema.n_encoded)
+            lam, s = rng.uniform(0, 2), np.zeros(inst.n_samples)
+            a, b = hull.separate(b0, coef, lam, s), dp.separate(b0, coef, lam, s)
+            np.testing.assert_allclose(a.violation, b.violation, rtol=1e-10, atol=1e-10)
+            _check_rows(inst, a, b0, coef, lam, s)
+
+
+def test_a_hull_without_its_falling_chain_is_caught(monkeypatch):
+    """Mutation: the points of the rising chain only (the score raised, never lowered) must disagree with
+    enumeration somewhere -- the comparison above can fail."""
+    import drokit.oracles.hull as hull_module
+    original = hull_module.HullOracle.points
+
+    def rising_only(self, coef):
+        pts = original(self, coef)
+        m = self.mutable.size
+        pts.A[:, m + 1:], pts.B[:, m + 1:] = 0.0, 0.0         # every falling point replaced by the nominal row
+        return pts
+    monkeypatch.setattr(hull_module.HullOracle, "points", rising_only)
+    rng = np.random.default_rng(0)
+    inst = _instance(1, "classification", dk.losses.Logistic(), 1.0, WEIGHTS[1], np.inf)
+    hull, brute = HullOracle(inst), EnumerationOracle(inst)
+    worst = 0.0
+    for _ in range(20):
+        b0, coef = rng.normal(), rng.normal(size=inst.schema.n_encoded)
+        lam, s = rng.uniform(0, 1), np.zeros(inst.n_samples)
+        worst = max(worst, float(np.max(brute.separate(b0, coef, lam, s).violation
+                                        - hull.separate(b0, coef, lam, s).violation)))
+    assert worst > 1e-3
+
+
+@pytest.mark.parametrize("task", ["classification", "regression"])
+def test_hull_near_rows_are_exact_within_the_margin_and_capped(task):
+    rng = np.random.default_rng(11)
+    for loss in LOSSES[task][:2]:
+        for kappa in ([np.inf, 0.8] if task == "classification" else [np.inf]):
+            inst = _instance(int(rng.integers(1e6)), task, loss, 1.0, WEIGHTS[1], kappa)
+            hull = HullOracle(inst)
+            for _ in range(10):
+                b0, coef = rng.normal(), rng.normal(size=inst.schema.n_encoded)
+                lam, s = rng.uniform(0, 2), rng.normal(size=inst.n_samples)
+                margin = rng.choice([0.05, 0.5, 5.0])
+                sep = hull.separate(b0, coef, lam, s, near_margin=margin)
+                near = sep.near
+                val = row_losses(inst, near, b0, coef) - lam * near.cost - s[near.sample]
+                assert np.all(val >= sep.violation[near.sample] - margin - 1e-12)
+                assert np.all(val <= sep.violation[near.sample] + 1e-12)
+                same = np.all(near.Z == sep.rows.Z[near.sample], axis=1) & (near.flip == sep.rows.flip[near.sample])
+                assert not same.any()                          # the maximizer is left out
+                D = inst.metric.categorical_distance(near.Z, inst.data.Z[near.sample])
+                kap = inst.metric.kappa if np.isfinite(inst.metric.kappa) else 0.0
+                np.testing.assert_allclose(near.cost, D + kap * near.flip, atol=1e-12)
+                capped = hull.separate(b0, coef, lam, s, near_margin=margin, near_limit=1)
+                assert np.all(np.bincount(capped.near.sample, minlength=inst.n_samples) <= 1)
+
+
+@pytest.mark.parametrize("task", ["classification", "regression"])
+def test_fixed_model_hull_equals_the_oracle_at_every_lambda(task):
+    rng = np.random.default_rng(5)
+    for kappa in ([np.inf, 0.8] if task == "classification" else [np.inf]):
+        inst = _instance(int(rng.integers(1e6)), task, LOSSES[task][0], 2.0, WEIGHTS[1], kappa)
+        oracle = HullOracle(inst)
+        b0, coef = rng.normal(), rng.normal(size=inst.schema.n_encoded)
+        fixed = oracle.fixed_model(b0, coef)
+        zeros = np.zeros(inst.n_samples)
+        for lam in rng.uniform(0, 3, size=6):
+            ref = oracle.separate(b0, coef, lam, zeros)
+            violation, cost = fixed.values(lam)
+            np.testing.assert_allclose(violation, ref.violation, rtol=1e-12, atol=1e-12)
+            np.testing.assert_allclose(cost, ref.rows.cost, rtol=1e-12, atol=1e-12)
+            sep = fixed.separation(lam)
+            assert np.array_equal(sep.rows.Z, ref.rows.Z) and np.array_equal(sep.rows.flip, ref.rows.flip)
+
+
+def test_worst_case_value_is_the_same_with_the_hull_and_the_dp():
+    rng = np.random.default_rng(2)
+    inst = _instance(9, "classification", dk.losses.Logistic(), 1.0, WEIGHTS[1], 0.8, N=40)
+    for _ in range(3):
+        b0, coef = rng.normal(), rng.normal(size=inst.schema.n_encoded)
+        a = worst_case_value_oracle(inst, b0, coef, oracle=HullOracle(inst))
+        b = worst_case_value_oracle(inst, b0, coef, oracle=DPOracle(inst))
+        assert a.value == pytest.approx(b.value, rel=1e-10, abs=1e-12)
+
+
+def test_the_hull_refuses_negative_lambda_and_the_worst_case_distribution_falls_back():
+    inst = _instance(4, "classification", dk.losses.Logistic(), 1.0, WEIGHTS[1], np.inf)
+    with pytest.raises(dk.ParameterError, match="lambda >= 0"):
+        HullOracle(inst).separate(0.0, np.zeros(inst.schema.n_encoded), -0.1, np.zeros(inst.n_samples))
+    from drokit.evaluation.worst_case_distribution import _OracleRows
+    coef = np.random.default_rng(0).normal(size=inst.schema.n_encoded)
+    rows = _OracleRows(inst, 0.2, coef)
+    assert isinstance(rows.oracle, HullOracle)
+    got_rows, got = rows(-0.05)
+    ref = DPOracle(inst).separate(0.2, coef, -0.05, np.zeros(inst.n_samples))
+    np.testing.assert_allclose(np.sort(got), np.sort(ref.violation), rtol=1e-12)
+
+
+def test_auto_uses_the_hull_where_it_is_exact_and_the_dp_elsewhere():
+    loss = dk.losses.Logistic()
+    assert isinstance(make_oracle(_instance(0, "classification", loss, 1.0, WEIGHTS[1], np.inf)), HullOracle)
+    ordinal = mixed_instance(0, "classification", loss, dk.OrdinalCost(weights=[0.5, 1.0, 1.0, 0.7],
+                                                                        features=["x2", "x3"]), np.inf)
+    sub_one = _instance(0, "classification", loss, 0.5, WEIGHTS[1], np.inf)
+    for inst, why in [(ordinal, "mismatch"), (sub_one, "p = 0.5")]:
+        ok, reason = hull_applies(inst)
+        assert not ok and why in reason
+        assert isinstance(make_oracle(inst), DPOracle)
+        with pytest.raises(dk.ParameterError, match="oracle='dp'"):
+            HullOracle(inst)
+
+
+def test_a_fit_with_real_weights_beyond_the_dp_lattice_is_certified():
+    """Issue 27: 20 binary features with real weights give 2^20 budgets, which the DP refuses; the default fit
+    (the hull oracle) is certified, and its objective is the exact worst-case risk of its model (evaluated
+    again by the hull oracle's worst-case search)."""
+    rng = np.random.default_rng(27)
+    N, m = 150, 20
+    Z = rng.integers(0, 2, size=(N, m))
+    y = np.where(Z[:, :5].sum(axis=1) + rng.normal(size=N) > 2.5, 1, -1)
+    weights = list(rng.uniform(0.3, 1.7, m))
+    metric = dk.GroundMetric(categorical=dk.MismatchCost(weights=weights))
+    est = dk.DROClassifier(ambiguity=dk.Wasserstein(metric, radius=0.2), categorical_features=list(range(m)))
+    prob = dk.Problem("logistic", dk.Wasserstein(metric, radius=0.2))
+    inst = prob.bind(Z, y, categorical_features=list(range(m)))
+    with pytest.raises(dk.ProblemTooLargeError, match="budgets"):
+        DPOracle(inst)
+    est.fit(Z, y)
+    assert est.result_.status == "optimal"
+    assert est.result_.relative_gap <= 1e-6
+    value = worst_case_value_oracle(inst, est.intercept_, est.coef_.ravel()).value
+    assert value == pytest.approx(est.result_.objective, rel=1e-6)
