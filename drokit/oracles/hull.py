@@ -76,13 +76,15 @@ def hull_applies(inst: DROInstance) -> Tuple[bool, str]:
 
 @dataclass
 class HullPoints:
-    """The hull vertices of one model, every sample: ``A`` / ``B`` (N, 2m + 1) score changes and budgets of the
+    """The hull vertices of one model, every sample: ``A`` / ``B`` / ``D`` (N, 2m + 1) score changes, budgets and
+    distances of the
     candidate points (module docstring, item 4: column 0 the nominal row, columns ``1..m`` the rising chain,
     ``m + 1..2m`` the falling one), the two chains' feature orders (N, m) and per mutable feature the level of its
     ``g+`` / ``g-`` vertex (N, m)."""
 
     A: np.ndarray
     B: np.ndarray
+    D: np.ndarray          # the transport distances B^(1/p)
     rising: np.ndarray
     falling: np.ndarray
     up_level: np.ndarray
@@ -145,7 +147,7 @@ class HullOracle(SeparationOracle):
         N, m = self.n_samples, self.mutable.size
         if m == 0:
             empty = np.zeros((N, 0), dtype=int)
-            return HullPoints(np.zeros((N, 1)), np.zeros((N, 1)), empty, empty, empty, empty)
+            return HullPoints(np.zeros((N, 1)), np.zeros((N, 1)), np.zeros((N, 1)), empty, empty, empty, empty)
         up, up_level, down, down_level = self._alternatives(coef)
         b = self.b
         rising = np.argsort(-up / b, axis=1, kind="stable")
@@ -158,7 +160,7 @@ class HullOracle(SeparationOracle):
         B[:, m + 1:] = b.sum()
         B[:, m + 2:] -= np.cumsum(b[falling[:, :-1]], axis=1)
         np.maximum(B, 0.0, out=B)                          # rounding of the budget sums
-        return HullPoints(A, B, rising, falling, up_level, down_level)
+        return HullPoints(A, B, B if self.p == 1 else B ** (1.0 / self.p), rising, falling, up_level, down_level)
 
     def configurations(self, pts: HullPoints, rows: np.ndarray, k: np.ndarray) -> np.ndarray:
         """Categorical codes of the samples ``rows`` at their hull point ``k`` (a column of ``pts.A``)."""
@@ -181,54 +183,31 @@ class HullOracle(SeparationOracle):
                                       np.where(lowered, pts.down_level[rows], own))
         return Z
 
-    def distances(self, Z: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        """``D = (sum_l delta_l^p 1[changed])^(1/p)`` of configurations ``Z`` of the samples ``rows``, exactly."""
-        changed = Z[:, self.mutable] != self.Z[np.asarray(rows, dtype=int)][:, self.mutable]
-        budget = changed @ self.b
-        return budget if self.p == 1 else budget ** (1.0 / self.p)
-
     # ------------------------------------------------------------- interface
     def candidates(self, f0: np.ndarray, pts: HullPoints, lam: float, s: np.ndarray,
-                   losses: Optional[list] = None, distance: Optional[np.ndarray] = None) -> Iterator:
+                   losses: Optional[list] = None) -> Iterator:
         """``(family, 0, values)`` per label family: ``values`` (N, E) = ``h`` at the hull points minus
-        ``lambda extra + s`` (``losses`` / ``distance``: the loss tables of :meth:`loss_tables` and ``B^(1/p)``,
-        when kept)."""
+        ``lambda extra + s`` (``losses``: the loss tables of :meth:`loss_tables`, when kept)."""
         if lam < 0:
             raise ParameterError(f"the hull oracle needs lambda >= 0 (h is convex only then), got {lam!r}")
-        if distance is None:
-            distance = pts.B if self.p == 1 else pts.B ** (1.0 / self.p)
+        penalty = lam * pts.D
         for i, family in enumerate(self.inst.label_families()):
             loss = losses[i] if losses is not None else \
                 self.inst.loss.value(family.sigma[:, None] * (f0[:, None] + pts.A) - family.shift[:, None])
-            yield family, 0, loss - lam * (distance + family.extra_cost) - s[:, None]
+            yield family, 0, loss - (penalty + lam * family.extra_cost) - s[:, None]
 
     def loss_tables(self, f0: np.ndarray, pts: HullPoints) -> list:
         """``L(sigma (f0 + A) - shift)`` at the hull points, per label family (they do not depend on lambda)."""
         return [self.inst.loss.value(f.sigma[:, None] * (f0[:, None] + pts.A) - f.shift[:, None])
                 for f in self.inst.label_families()]
 
-    def rows_at(self, f0: np.ndarray, coef: np.ndarray, pts: HullPoints, lam: float, s: np.ndarray,
+    def rows_at(self, f0: np.ndarray, pts: HullPoints, lam: float, s: np.ndarray,
                 losses: Optional[list] = None) -> Separation:
-        """Every sample's maximizing row over the hull points, with its value recomputed from the row itself."""
+        """Every sample's maximizing row over the hull points: its configuration, cost and value."""
         N = self.n_samples
-        _, k, _, flip = maxima_of_candidates(N, self.candidates(f0, pts, lam, s, losses))
-        rows = np.arange(N)
-        Z = self.configurations(pts, rows, k)
-        sep = one_row_per_sample(self.inst, Z, self.distances(Z, rows), flip, np.zeros(N))
-        sep.violation = self.row_values(sep.rows, f0, coef, lam, s)
-        return sep
-
-    def row_values(self, rows, f0: np.ndarray, coef: np.ndarray, lam: float, s: np.ndarray) -> np.ndarray:
-        """``L(u_k) - lambda c_k - s_n`` of configuration rows (``f0`` the samples' nominal scores)."""
-        inst = self.inst
-        change = np.zeros(rows.size)
-        if self.mutable.size:
-            cols = self._columns
-            w = np.where(cols >= 0, np.asarray(coef, dtype=float)[np.maximum(cols, 0)], 0.0)
-            feat = np.arange(self.mutable.size)[None, :]
-            change = (w[feat, rows.Z[:, self.mutable]] - w[feat, self.Z[rows.sample][:, self.mutable]]).sum(axis=1)
-        sigma, shift = inst.row_signs(rows.sample, rows.flip)
-        return inst.loss.value(sigma * (f0[rows.sample] + change) - shift) - lam * rows.cost - s[rows.sample]
+        violation, k, _, flip = maxima_of_candidates(N, self.candidates(f0, pts, lam, s, losses))
+        Z = self.configurations(pts, np.arange(N), k)
+        return one_row_per_sample(self.inst, Z, pts.D[np.arange(N), k], flip, violation)
 
     def separate(self, intercept, coef, lam, s, near_margin: float = 0.0, near_limit: int = NEAR_LIMIT) -> Separation:
         """Most violated row per sample; with ``near_margin > 0`` also the other hull points (and label
@@ -237,7 +216,7 @@ class HullOracle(SeparationOracle):
         s = np.asarray(s, dtype=float)
         f0 = self.inst.scores(intercept, coef)
         pts = self.points(coef)
-        sep = self.rows_at(f0, coef, pts, float(lam), s)
+        sep = self.rows_at(f0, pts, float(lam), s)
         if near_margin > 0:
             sep.near = self._near(f0, pts, float(lam), s, sep, near_margin, near_limit)
         return sep
@@ -255,7 +234,7 @@ class HullOracle(SeparationOracle):
         same = (flip == sep.rows.flip[n]) & np.all(Z == chosen_Z[n], axis=1)
         keep = np.flatnonzero(~same)
         keep = keep[largest_per_sample(n[keep], val[keep], limit)]
-        return configuration_rows(self.inst, n[keep], Z[keep], self.distances(Z[keep], n[keep]), flip[keep])
+        return configuration_rows(self.inst, n[keep], Z[keep], pts.D[n[keep], k[keep]], flip[keep])
 
     def fixed_model(self, intercept: float, coef: np.ndarray) -> "FixedModelHull":
         """:class:`FixedModelHull` of one model (the worst-case evaluation's search over lambda)."""
@@ -275,17 +254,16 @@ class FixedModelHull:
         self.pts = oracle.points(self.coef)
         self.losses = oracle.loss_tables(self.f0, self.pts)
         self.zeros = np.zeros(oracle.n_samples)
-        self.distance = self.pts.B if oracle.p == 1 else self.pts.B ** (1.0 / oracle.p)
 
     def values(self, lam: float) -> Tuple[np.ndarray, np.ndarray]:
         """Per sample: the largest ``l_k - lambda c_k`` over the hull points and the cost ``c_k`` attaining it."""
         N = self.oracle.n_samples
         violation, k, _, flip = maxima_of_candidates(
-            N, self.oracle.candidates(self.f0, self.pts, float(lam), self.zeros, self.losses, self.distance))
+            N, self.oracle.candidates(self.f0, self.pts, float(lam), self.zeros, self.losses))
         kappa = self.oracle.inst.metric.kappa
-        cost = self.distance[np.arange(N), k] + np.where(flip, float(kappa) if np.isfinite(kappa) else 0.0, 0.0)
+        cost = self.pts.D[np.arange(N), k] + np.where(flip, float(kappa) if np.isfinite(kappa) else 0.0, 0.0)
         return violation, cost
 
     def separation(self, lam: float) -> Separation:
         """The :class:`~.base.Separation` of :meth:`HullOracle.separate` at ``lambda`` (``s = 0``)."""
-        return self.oracle.rows_at(self.f0, self.coef, self.pts, float(lam), self.zeros, self.losses)
+        return self.oracle.rows_at(self.f0, self.pts, float(lam), self.zeros, self.losses)
