@@ -31,7 +31,7 @@ def _check_rows(inst, sep, b0, coef, lam, s):
     """The returned rows attain the reported violations and cost the metric's distances."""
     attained = row_losses(inst, sep.rows, b0, coef) - lam * sep.rows.cost - s[sep.rows.sample]
     np.testing.assert_allclose(attained, sep.violation, rtol=1e-10, atol=1e-10)
-    D = inst.metric.categorical_distance(sep.rows.Z, inst.data.Z[sep.rows.sample])
+    D = inst.metric.categorical_distance(inst.data.Z[sep.rows.sample], sep.rows.Z)
     kappa = inst.metric.kappa if np.isfinite(inst.metric.kappa) else 0.0
     np.testing.assert_allclose(sep.rows.cost, D + kappa * sep.rows.flip, atol=1e-12)
 
@@ -111,7 +111,7 @@ def test_hull_near_rows_are_exact_within_the_margin_and_capped(task):
                 assert np.all(val <= sep.violation[near.sample] + 1e-12)
                 same = np.all(near.Z == sep.rows.Z[near.sample], axis=1) & (near.flip == sep.rows.flip[near.sample])
                 assert not same.any()                          # the maximizer is left out
-                D = inst.metric.categorical_distance(near.Z, inst.data.Z[near.sample])
+                D = inst.metric.categorical_distance(inst.data.Z[near.sample], near.Z)
                 kap = inst.metric.kappa if np.isfinite(inst.metric.kappa) else 0.0
                 np.testing.assert_allclose(near.cost, D + kap * near.flip, atol=1e-12)
                 capped = hull.separate(b0, coef, lam, s, near_margin=margin, near_limit=1)
@@ -159,13 +159,111 @@ def test_the_hull_refuses_negative_lambda_and_the_worst_case_distribution_falls_
     np.testing.assert_allclose(np.sort(got), np.sort(ref.violation), rtol=1e-12)
 
 
+class _RandomLevelCost(dk.metrics.CategoricalCost):
+    """A user level cost: random positive unit costs between different levels (not symmetric, not a metric)."""
+
+    def __init__(self, seed=0, weights=None, p=1):
+        super().__init__(weights=weights, p=p)
+        self.seed = seed
+
+    def unit_costs(self, schema):
+        rng = np.random.default_rng(self.seed)
+        out = []
+        for a in schema.levels:
+            U = rng.uniform(0.2, 2.0, size=(a, a))
+            np.fill_diagonal(U, 0.0)
+            out.append(U)
+        return out
+
+
+def _level_costs():
+    return [dk.OrdinalCost(weights=[0.5, 1.0, 1.3, 0.7, 0.9], features=["x2", "x3", "x5"]),
+            dk.OrdinalCost(weights=[0.8, np.inf, 1.1, 0.6, 1.0], p=2, features=["x2", "x5"]),
+            _RandomLevelCost(seed=1, weights=[0.6, 1.3, 2.0, 0.9, 0.45]),
+            _RandomLevelCost(seed=2, p=3)]
+
+
+@pytest.mark.parametrize("task", ["classification", "regression"])
+@pytest.mark.parametrize("case", range(4), ids=["ordinal", "ordinal-p2-immutable", "random-matrix", "random-p3"])
+def test_hull_oracle_with_level_costs_equals_enumeration(task, case):
+    """General level costs: each feature's polygon per own level, merged by angle (drokit/oracles/polygons.py)."""
+    rng = np.random.default_rng(100 + case)
+    for loss in LOSSES[task]:
+        for kappa in ([np.inf, 0.8] if task == "classification" else [np.inf]):
+            inst = mixed_instance(int(rng.integers(1e6)), task, loss, _level_costs()[case], kappa, LEVELS, 9)
+            assert not inst.metric.mismatch_only
+            hull, brute = HullOracle(inst), EnumerationOracle(inst)
+            for _ in range(15):
+                b0, coef = rng.normal(), rng.normal(size=inst.schema.n_encoded) * rng.choice([0.3, 1.0, 3.0])
+                lam, s = rng.uniform(0, 2), rng.normal(size=inst.n_samples)
+                a, b = hull.separate(b0, coef, lam, s), brute.separate(b0, coef, lam, s)
+                np.testing.assert_allclose(a.violation, b.violation, rtol=1e-10, atol=1e-10)
+                _check_rows(inst, a, b0, coef, lam, s)
+                fixed = hull.fixed_model(b0, coef)
+                np.testing.assert_allclose(fixed.values(lam)[0], hull.separate(b0, coef, lam, 0 * s).violation,
+                                           rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("task", ["classification", "regression"])
+def test_asymmetric_level_costs_are_priced_from_the_samples_level_by_every_oracle_and_fit(task):
+    """A user's unit costs need not be symmetric: U_l[u, v] prices the move from the sample's level u to v.  The
+    DP, hull and enumeration oracles and the brute-force reference agree on that direction (the enumeration
+    used to price U_l[v, u]: with an asymmetric matrix the monolithic program and the cutting plane then solved
+    different problems, silently)."""
+    rng = np.random.default_rng(7)
+    cost = _RandomLevelCost(seed=5, weights=[0.6, 1.3, 2.0, 0.9, 0.45])
+    inst = mixed_instance(11, task, LOSSES[task][0], cost, np.inf, LEVELS, 9)
+    U = inst.metric.units[0]
+    assert not np.allclose(U, U.T)
+    own, moved = inst.data.Z[:1].copy(), inst.data.Z[:1].copy()
+    moved[0, 0] = (own[0, 0] + 1) % LEVELS[0]
+    assert inst.metric.categorical_distance(own, moved)[0] == pytest.approx(0.6 * U[own[0, 0], moved[0, 0]])
+    dp, hull, brute = DPOracle(inst), HullOracle(inst), EnumerationOracle(inst)
+    for _ in range(10):
+        b0, coef = rng.normal(), rng.normal(size=inst.schema.n_encoded)
+        lam, s = rng.uniform(0, 2), rng.normal(size=inst.n_samples)
+        ref = brute.separate(b0, coef, lam, s).violation
+        for oracle in (dp, hull):
+            np.testing.assert_allclose(oracle.separate(b0, coef, lam, s).violation, ref, rtol=1e-10, atol=1e-10)
+    metric = dk.GroundMetric(categorical=cost)
+    X = np.column_stack([inst.data.X, inst.data.Z])
+    prob = dk.Problem(LOSSES[task][0], dk.Wasserstein(metric, radius=0.3), task=task)
+    kw = dict(categorical_features=list(range(2, 2 + len(LEVELS))), categories=[list(range(a)) for a in LEVELS])
+    mono = prob.compile(X, inst.y, method="monolithic", **kw).solve().objective
+    cut = prob.compile(X, inst.y, method="cutting_plane", **kw).solve().objective
+    assert cut == pytest.approx(mono, rel=1e-6)
+
+
+def test_polygons_are_convex_counter_clockwise_from_the_own_level():
+    from drokit.oracles.polygons import level_polygons
+    rng = np.random.default_rng(0)
+    for a in (2, 3, 6, 12):
+        w = rng.normal(size=a)
+        budget = rng.uniform(0.1, 2.0, size=(a, a))
+        np.fill_diagonal(budget, 0.0)
+        P = level_polygons(w, budget)
+        for u in range(a):
+            real = np.isfinite(P.key[u])
+            assert np.all(np.diff(P.key[u][real]) > 0)                    # angles increase: convex, CCW
+            assert abs(P.dx[u].sum()) < 1e-12 and abs(P.dy[u].sum()) < 1e-12   # a closed polygon
+            assert P.level[u, 0] == u
+            # every point of the feature lies in the polygon: on the inner side of every edge
+            xs, ys = w - w[u], budget[u]
+            vx = np.r_[0.0, np.cumsum(P.dx[u][real])[:-1]]
+            vy = np.r_[0.0, np.cumsum(P.dy[u][real])[:-1]]
+            for ex, ey, x0, y0 in zip(P.dx[u][real], P.dy[u][real], vx, vy):
+                assert np.all(ex * (ys - y0) - ey * (xs - x0) >= -1e-12)
+
+
 def test_auto_uses_the_hull_where_it_is_exact_and_the_dp_elsewhere():
     loss = dk.losses.Logistic()
     assert isinstance(make_oracle(_instance(0, "classification", loss, 1.0, WEIGHTS[1], np.inf)), HullOracle)
     ordinal = mixed_instance(0, "classification", loss, dk.OrdinalCost(weights=[0.5, 1.0, 1.0, 0.7],
                                                                         features=["x2", "x3"]), np.inf)
+    assert isinstance(make_oracle(ordinal), HullOracle)
     sub_one = _instance(0, "classification", loss, 0.5, WEIGHTS[1], np.inf)
-    for inst, why in [(ordinal, "mismatch"), (sub_one, "p = 0.5")]:
+    free = _instance(0, "classification", loss, 1.0, [0.6, 0.0, 2.0, 0.9, 0.45], np.inf)
+    for inst, why in [(sub_one, "p = 0.5"), (free, "weight 0")]:
         ok, reason = hull_applies(inst)
         assert not ok and why in reason
         assert isinstance(make_oracle(inst), DPOracle)

@@ -40,7 +40,7 @@ def test_dp_oracle_equals_enumeration(task, cat_p, weights):
                 attained = row_losses(inst, a.rows, b0, coef) - lam * a.rows.cost - s[a.rows.sample]
                 np.testing.assert_allclose(attained, a.violation, rtol=1e-10, atol=1e-10)
                 # and their costs are the metric's distances
-                D = inst.metric.categorical_distance(a.rows.Z, inst.data.Z[a.rows.sample])
+                D = inst.metric.categorical_distance(inst.data.Z[a.rows.sample], a.rows.Z)
                 kap = inst.metric.kappa if np.isfinite(inst.metric.kappa) else 0.0
                 np.testing.assert_allclose(a.rows.cost, D + kap * a.rows.flip, atol=1e-12)
 
@@ -78,7 +78,7 @@ def test_dp_near_rows_are_exact_and_cover_every_budget_within_the_margin(task, w
                 val = row_losses(inst, near, b0, coef) - lam * near.cost - s[near.sample]
                 assert np.all(val >= sep.violation[near.sample] - margin - 1e-12)
                 assert np.all(val <= sep.violation[near.sample] + 1e-12)
-                D = inst.metric.categorical_distance(near.Z, inst.data.Z[near.sample])
+                D = inst.metric.categorical_distance(inst.data.Z[near.sample], near.Z)
                 kap = inst.metric.kappa if np.isfinite(inst.metric.kappa) else 0.0
                 np.testing.assert_allclose(near.cost, D + kap * near.flip, atol=1e-12)
                 mine = {}              # best value per (sample, cost, label) among the maximizers and near rows

@@ -51,7 +51,7 @@ def _check_rows(inst, sep, b0, coef, lam, s):
     """The returned rows attain the reported violations and carry the metric's costs."""
     attained = row_losses(inst, sep.rows, b0, coef) - lam * sep.rows.cost - s[sep.rows.sample]
     np.testing.assert_allclose(attained, sep.violation, rtol=1e-10, atol=1e-10)
-    D = inst.metric.categorical_distance(sep.rows.Z, inst.data.Z[sep.rows.sample])
+    D = inst.metric.categorical_distance(inst.data.Z[sep.rows.sample], sep.rows.Z)
     kap = inst.metric.kappa if np.isfinite(inst.metric.kappa) else 0.0
     np.testing.assert_allclose(sep.rows.cost, D + kap * sep.rows.flip, rtol=1e-12, atol=1e-12)
     np.testing.assert_array_equal(sep.rows.sample, np.arange(inst.n_samples))

@@ -419,7 +419,7 @@ def _knapsack(c_left: np.ndarray, l_left: np.ndarray, c_right: np.ndarray, l_rig
 # ============================================================================ the main routine
 def _exact_cost(inst: DROInstance, rows: ConfigurationRows) -> np.ndarray:
     metric = inst.metric
-    cost = metric.categorical_distance(rows.Z, inst.data.Z[rows.sample])
+    cost = metric.categorical_distance(inst.data.Z[rows.sample], rows.Z)
     if inst.label_flips:
         cost = cost + np.where(rows.flip, metric.kappa, 0.0)
     return np.asarray(cost, dtype=float)

@@ -275,8 +275,9 @@ class CategoricalCost(ParamsMixin):
 
     def distance(self, Z1: np.ndarray, Z2: np.ndarray, delta: np.ndarray,
                  units: Sequence[np.ndarray] | None = None) -> np.ndarray:
-        """Row-wise ``D(z1, z2)`` for code arrays broadcasting to (..., m); ``inf`` if an immutable
-        feature differs.  ``units`` are the unit cost matrices (default: the mismatch ``1 - I``)."""
+        """Row-wise ``D(z1, z2)`` -- the cost of moving from ``z1`` to ``z2``, ``U_l[z1_l, z2_l]`` per feature -- for code
+        arrays broadcasting to (..., m); ``inf`` if an immutable feature differs.  ``units`` are the unit cost
+        matrices (default: the mismatch ``1 - I``)."""
         Z1, Z2 = np.broadcast_arrays(np.asarray(Z1), np.asarray(Z2))
         if units is None:
             return self.distance_from_mismatch(Z1 != Z2, delta)

@@ -62,7 +62,9 @@ class ResolvedMetric:
         return self.numerical.dual_norm(beta_x, self.gamma)
 
     def categorical_distance(self, Z1: np.ndarray, Z2: np.ndarray) -> np.ndarray:
-        """Row-wise ``D(z1, z2)`` (codes broadcasting to (..., m))."""
+        """Row-wise ``D(z1, z2)`` (codes broadcasting to (..., m)): the cost of moving from ``z1`` to ``z2``,
+        ``U_l[z1_l, z2_l]`` per feature (a user's unit costs need not be symmetric; the oracles price a sample's move
+        from its own levels, ``D(z_n, z)``)."""
         units = None if self.mismatch_only else self.units
         return self.categorical.distance(Z1, Z2, self.delta, units)
 

@@ -93,7 +93,7 @@ def enumerate_configurations(inst: DROInstance, nominal_only: bool = False) -> C
         sample = np.repeat(np.arange(N), G)
         Z = np.repeat(Zs, G, axis=0)
         Z[:, mutable] = np.tile(grid, (N, 1))
-        cost = inst.metric.categorical_distance(Z, Zs[sample])
+        cost = inst.metric.categorical_distance(Zs[sample], Z)       # from the sample's levels to z
     flip = np.zeros(sample.shape[0], dtype=bool)
     if inst.label_flips and not nominal_only:
         kappa = inst.metric.kappa

@@ -48,7 +48,7 @@ points are not enough, so :meth:`HullOracle.separate` refuses it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator, Optional, Tuple
+from typing import Callable, Iterator, Optional, Tuple
 
 import numpy as np
 
@@ -59,36 +59,37 @@ from .base import (NEAR_LIMIT, Separation, SeparationOracle, configuration_rows,
 
 
 def hull_applies(inst: DROInstance) -> Tuple[bool, str]:
-    """Whether :class:`HullOracle` is exact for ``inst``, and why not: the mismatch cost, ``p >= 1`` and a
-    positive finite weight on every mutable categorical feature (a free feature, ``delta_l = 0``, has no
-    lowest vertex at the nominal level)."""
+    """Whether :class:`HullOracle` is exact for ``inst``, and why not: ``p >= 1`` and a positive cost for every
+    change of a mutable categorical feature (a positive finite weight, and for level costs ``U_l(u, v) > 0`` off the
+    diagonal: a free move has no lowest vertex at the nominal level)."""
     metric = inst.metric
-    if not metric.mismatch_only:
-        return False, "the categorical cost is not the 0/1 mismatch cost"
     p = float(metric.categorical.validated_p())
     if p < 1:
         return False, f"the categorical exponent p = {p:g} < 1 (h is not convex in the budget)"
-    delta = np.asarray(metric.delta, dtype=float)[inst.mutable_categorical()]
+    mutable = inst.mutable_categorical()
+    delta = np.asarray(metric.delta, dtype=float)[mutable]
     if np.any(delta <= 0):
         return False, "a mutable categorical feature has weight 0"
+    if not metric.mismatch_only:
+        for l in mutable:
+            U = np.asarray(metric.units[l], dtype=float)
+            if np.any(U[~np.eye(U.shape[0], dtype=bool)] <= 0):
+                return False, "a level cost is 0 between two different levels (a free move)"
+        return True, "level costs, p >= 1, positive costs"
     return True, "mismatch cost, p >= 1, positive weights"
 
 
 @dataclass
 class HullPoints:
-    """The hull vertices of one model, every sample: ``A`` / ``B`` / ``D`` (N, 2m + 1) score changes, budgets and
-    distances of the
-    candidate points (module docstring, item 4: column 0 the nominal row, columns ``1..m`` the rising chain,
-    ``m + 1..2m`` the falling one), the two chains' feature orders (N, m) and per mutable feature the level of its
-    ``g+`` / ``g-`` vertex (N, m)."""
+    """The hull vertices of one model, every sample: ``A`` / ``B`` / ``D`` (N, E) score changes, budgets and
+    distances of the candidate points (column 0 the nominal row; with the mismatch cost the rising chain, then the
+    falling one, module docstring item 4), and ``levels_at(rows, k)``: the levels (r, m) of the mutable features
+    at point ``k`` of the samples ``rows``."""
 
     A: np.ndarray
     B: np.ndarray
     D: np.ndarray          # the transport distances B^(1/p)
-    rising: np.ndarray
-    falling: np.ndarray
-    up_level: np.ndarray
-    down_level: np.ndarray
+    levels_at: Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 
 class HullOracle(SeparationOracle):
@@ -102,7 +103,7 @@ class HullOracle(SeparationOracle):
     def __init__(self, inst: DROInstance):
         ok, why = hull_applies(inst)
         if not ok:
-            raise ParameterError(f"the hull oracle needs the mismatch cost, p >= 1 and positive weights: {why}; "
+            raise ParameterError(f"the hull oracle needs p >= 1 and a positive cost for every change: {why}; "
                                  f"use oracle='dp'")
         self.inst = inst
         self.n_samples = inst.n_samples
@@ -114,6 +115,9 @@ class HullOracle(SeparationOracle):
         self.Z = inst.data.Z
         #: (N, m) positions of every sample's own level in the flattened (m, a_max) per-level tables
         self._flat = np.arange(self.mutable.size) * self._columns.shape[1] + self.Z[:, self.mutable]
+        #: level costs (not the mismatch cost): every feature's additive budgets (delta_l U_l)^p, (a_l, a_l)
+        self._budgets = None if inst.metric.mismatch_only else \
+            [np.asarray(inst.metric.additive_increments(l), dtype=float) for l in self.mutable]
 
     # ---------------------------------------------------------------- set-up
     def _level_columns(self, levels: np.ndarray) -> np.ndarray:
@@ -142,12 +146,15 @@ class HullOracle(SeparationOracle):
         return tuple(t.ravel()[self._flat] for t in tables)
 
     def points(self, coef: np.ndarray) -> HullPoints:
-        """The vertices of ``conv{(A(z), B(z))}`` of every sample (module docstring, item 4)."""
+        """The vertices of ``conv{(A(z), B(z))}`` of every sample (module docstring, item 4; with level costs
+        :meth:`_level_cost_points`)."""
         coef = np.asarray(coef, dtype=float)
         N, m = self.n_samples, self.mutable.size
         if m == 0:
-            empty = np.zeros((N, 0), dtype=int)
-            return HullPoints(np.zeros((N, 1)), np.zeros((N, 1)), np.zeros((N, 1)), empty, empty, empty, empty)
+            zero = np.zeros((N, 1))
+            return HullPoints(zero, zero, zero, lambda rows, k: np.zeros((np.size(rows), 0), dtype=int))
+        if self._budgets is not None:
+            return self._level_cost_points(coef)
         up, up_level, down, down_level = self._alternatives(coef)
         b = self.b
         rising = np.argsort(-up / b, axis=1, kind="stable")
@@ -160,27 +167,52 @@ class HullOracle(SeparationOracle):
         B[:, m + 1:] = b.sum()
         B[:, m + 2:] -= np.cumsum(b[falling[:, :-1]], axis=1)
         np.maximum(B, 0.0, out=B)                          # rounding of the budget sums
-        return HullPoints(A, B, B if self.p == 1 else B ** (1.0 / self.p), rising, falling, up_level, down_level)
+
+        def levels_at(rows: np.ndarray, k: np.ndarray) -> np.ndarray:
+            own = self.Z[rows][:, self.mutable]
+            raised = _rank(rising[rows]) < k[:, None]                     # the first k of the rising chain
+            lowered = _rank(falling[rows]) >= (k - m - 1)[:, None]          # all but the first k - m - 1 back
+            return np.where((k <= m)[:, None], np.where(raised, up_level[rows], own),
+                            np.where(lowered, down_level[rows], own))
+        return HullPoints(A, B, B if self.p == 1 else B ** (1.0 / self.p), levels_at)
+
+    def _level_cost_points(self, coef: np.ndarray) -> HullPoints:
+        """General level costs: each feature's polygon at each own level (:func:`.polygons.level_polygons`), its
+        edges gathered per sample and merged by angle in one sort; the prefix sums are the vertices."""
+        from .polygons import level_polygons
+        N = self.n_samples
+        cols = self._columns
+        w = np.where(cols >= 0, coef[np.maximum(cols, 0)], 0.0)
+        levels = np.asarray(self.inst.schema.levels)[self.mutable]
+        polygons = [level_polygons(w[i, :a], self._budgets[i]) for i, a in enumerate(levels)]
+        own = self.Z[:, self.mutable]
+        dx = np.concatenate([P.dx[own[:, i]] for i, P in enumerate(polygons)], axis=1)
+        dy = np.concatenate([P.dy[own[:, i]] for i, P in enumerate(polygons)], axis=1)
+        key = np.concatenate([P.key[own[:, i]] for i, P in enumerate(polygons)], axis=1)
+        order = np.argsort(key, axis=1, kind="stable")        # within a feature its edges' keys increase
+        E = dx.shape[1]
+        A, B = np.zeros((N, E)), np.zeros((N, E))
+        np.cumsum(np.take_along_axis(dx, order, axis=1)[:, :-1], axis=1, out=A[:, 1:])
+        np.cumsum(np.take_along_axis(dy, order, axis=1)[:, :-1], axis=1, out=B[:, 1:])
+        np.maximum(B, 0.0, out=B)
+        widths = np.cumsum([0] + [P.dx.shape[1] for P in polygons])
+
+        def levels_at(rows: np.ndarray, k: np.ndarray) -> np.ndarray:
+            taken = _rank(order[rows]) < k[:, None]
+            own_rows = own[rows]
+            out = np.empty((rows.size, len(polygons)), dtype=own.dtype)
+            for i, P in enumerate(polygons):           # feature i's vertex after its first j edges
+                j = taken[:, widths[i]:widths[i + 1]].sum(axis=1)
+                out[:, i] = P.level[own_rows[:, i], j]
+            return out
+        return HullPoints(A, B, B if self.p == 1 else B ** (1.0 / self.p), levels_at)
 
     def configurations(self, pts: HullPoints, rows: np.ndarray, k: np.ndarray) -> np.ndarray:
         """Categorical codes of the samples ``rows`` at their hull point ``k`` (a column of ``pts.A``)."""
         rows = np.asarray(rows, dtype=int)
-        k = np.asarray(k, dtype=int)
         Z = self.Z[rows].copy()
-        m = self.mutable.size
-        if not m or not rows.size:
-            return Z
-
-        def rank(order):
-            out = np.empty_like(order)
-            np.put_along_axis(out, order, np.broadcast_to(np.arange(m), order.shape), axis=1)
-            return out
-        own = Z[:, self.mutable]
-        on_rise = (k <= m)[:, None]
-        raised = rank(pts.rising[rows]) < k[:, None]                     # the first k of the rising chain
-        lowered = rank(pts.falling[rows]) >= (k - m - 1)[:, None]          # all but the first k - m - 1 back
-        Z[:, self.mutable] = np.where(on_rise, np.where(raised, pts.up_level[rows], own),
-                                      np.where(lowered, pts.down_level[rows], own))
+        if self.mutable.size and rows.size:
+            Z[:, self.mutable] = pts.levels_at(rows, np.asarray(k, dtype=int))
         return Z
 
     # ------------------------------------------------------------- interface
@@ -267,3 +299,10 @@ class FixedModelHull:
     def separation(self, lam: float) -> Separation:
         """The :class:`~.base.Separation` of :meth:`HullOracle.separate` at ``lambda`` (``s = 0``)."""
         return self.oracle.rows_at(self.f0, self.pts, float(lam), self.zeros, self.losses)
+
+
+def _rank(order: np.ndarray) -> np.ndarray:
+    """The inverse permutation of every row of ``order``: the position of each column in its row's order."""
+    out = np.empty_like(order)
+    np.put_along_axis(out, order, np.broadcast_to(np.arange(order.shape[1]), order.shape), axis=1)
+    return out

@@ -278,7 +278,7 @@ def _scenarios(X_num, Z, levels, y, task, delta, cat_p, kappa, nominal_only=Fals
         else:
             cand = []
             for k, z in enumerate(configs):
-                D = categorical_distance(z, Z[i], delta, cat_p, units)
+                D = categorical_distance(Z[i], z, delta, cat_p, units)     # from the sample's levels to z
                 if np.isinf(D):
                     continue
                 cand.append((k, onehots[k], D))

@@ -382,5 +382,5 @@ class SlopeSplitObjective:
                 Z[:, feats] = np.where(q[n_idx, k_idx] > 0.5, 1 - own, own)
             else:
                 Z[:, feats] = np.argmax(q[n_idx, k_idx], axis=2)
-        distance = self.inst.metric.categorical_distance(Z, self.inst.data.Z[n_idx])
+        distance = self.inst.metric.categorical_distance(self.inst.data.Z[n_idx], Z)
         return configuration_rows(self.inst, n_idx, Z, distance, self.sign[n_idx, k_idx] < 0)
