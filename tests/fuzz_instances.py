@@ -80,8 +80,8 @@ CATEGORIES = ("objective", "lower_above_ref", "upper_below_ref", "upper_inexact"
               "uncertified", "refused", "raw_exception")
 
 #: every method / oracle pair the harness knows, as "method" or "method/oracle"
-METHOD_LABELS = ("monolithic", "cutting_plane/dp", "cutting_plane/sorting", "cutting_plane/enumeration",
-                 "graph", "box", "auto", "closed_form", "erm")
+METHOD_LABELS = ("monolithic", "cutting_plane/dp", "cutting_plane/hull", "cutting_plane/sorting",
+                 "cutting_plane/enumeration", "graph", "box", "auto", "closed_form", "erm")
 
 #: drokit's loss object from the reference's name and parameter
 LOSSES = {"logistic": lambda _: dk.losses.Logistic(), "hinge": lambda _: dk.losses.Hinge(),
@@ -371,6 +371,8 @@ def refusal_expected(inst: Instance, method: str, oracle: Optional[str] = None) 
             return "box needs a piecewise-affine loss"
         if inst.cat_p != 1:
             return "box needs categorical exponent p = 1"
+    if method == "cutting_plane" and oracle == "hull" and inst.cat_p < 1:
+        return "the hull oracle needs a categorical exponent p >= 1"
     if method == "cutting_plane" and oracle == "sorting":
         if inst.ordinal:
             return "the sorting oracle needs the mismatch cost"

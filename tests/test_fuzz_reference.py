@@ -38,7 +38,7 @@ import fuzz_instances as fz  # noqa: E402
 
 N_INSTANCES = 240
 BLOCK = 30
-FITS_PER_INSTANCE = 2
+FITS_PER_INSTANCE = 3
 REGRESSIONS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "fuzz_regressions.json")
 
 REASONS = {

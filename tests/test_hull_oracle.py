@@ -146,16 +146,25 @@ def test_worst_case_value_is_the_same_with_the_hull_and_the_dp():
         assert a.value == pytest.approx(b.value, rel=1e-10, abs=1e-12)
 
 
-def test_the_hull_refuses_negative_lambda_and_the_worst_case_distribution_falls_back():
+def test_negative_lambda_is_exact_for_p_1_and_the_worst_case_distribution_asks_the_dp_otherwise():
+    """A master's lambda can come out a hair below 0.  For p = 1, h is linear in B and the hull stays exact (equal
+    to enumeration at lambda < 0); for p = 2 the worst-case distribution's left derivative asks the DP."""
+    rng = np.random.default_rng(4)
     inst = _instance(4, "classification", dk.losses.Logistic(), 1.0, WEIGHTS[1], np.inf)
-    with pytest.raises(dk.ParameterError, match="lambda >= 0"):
-        HullOracle(inst).separate(0.0, np.zeros(inst.schema.n_encoded), -0.1, np.zeros(inst.n_samples))
+    hull, brute = HullOracle(inst), EnumerationOracle(inst)
+    assert hull.exact_below_zero
+    for lam in (-1e-9, -0.05, -0.7):
+        b0, coef = rng.normal(), rng.normal(size=inst.schema.n_encoded)
+        s = rng.normal(size=inst.n_samples)
+        np.testing.assert_allclose(hull.separate(b0, coef, lam, s).violation, brute.separate(b0, coef, lam, s).violation,
+                                   rtol=1e-10, atol=1e-10)
     from drokit.evaluation.worst_case_distribution import _OracleRows
-    coef = np.random.default_rng(0).normal(size=inst.schema.n_encoded)
-    rows = _OracleRows(inst, 0.2, coef)
-    assert isinstance(rows.oracle, HullOracle)
-    got_rows, got = rows(-0.05)
-    ref = DPOracle(inst).separate(0.2, coef, -0.05, np.zeros(inst.n_samples))
+    inst2 = _instance(4, "classification", dk.losses.Logistic(), 2.0, WEIGHTS[1], np.inf)
+    coef = rng.normal(size=inst2.schema.n_encoded)
+    rows = _OracleRows(inst2, 0.2, coef)
+    assert isinstance(rows.oracle, HullOracle) and not rows.oracle.exact_below_zero
+    _, got = rows(-0.05)
+    ref = DPOracle(inst2).separate(0.2, coef, -0.05, np.zeros(inst2.n_samples))
     np.testing.assert_allclose(np.sort(got), np.sort(ref.violation), rtol=1e-12)
 
 

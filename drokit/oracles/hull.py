@@ -41,8 +41,11 @@ Alg. 2): this oracle is its generalization to per-feature weights, sorting gains
 
 It needs the mismatch cost (:attr:`~drokit.metrics.GroundMetric.mismatch_only`), ``p >= 1`` and every
 mutable weight positive (:func:`hull_applies`); :func:`drokit.oracles.make_oracle` falls back to the DP
-oracle otherwise, and for ``lambda < 0`` (never asked by the fits: ``lambda >= lambda_min >= 0``) the
-points are not enough, so :meth:`HullOracle.separate` refuses it.
+oracle otherwise.  A conic master's ``lambda`` may come out a hair below 0 (a solver's tolerance): for ``p = 1``
+``h`` is still convex (linear in ``B``) and the oracle exact; for ``p > 1`` its rows are exact rows with their
+exact values, and the maximum may be missed by at most ``|lambda| max D`` (the certificate evaluates at
+``max(lambda, lambda_min) >= 0``; the worst-case distribution's left derivative asks the DP,
+:attr:`HullOracle.exact_below_zero`).
 """
 
 from __future__ import annotations
@@ -98,7 +101,12 @@ class HullOracle(SeparationOracle):
 
     name = "hull"
     exact = True
-    exact_below_zero = False
+
+    @property
+    def exact_below_zero(self) -> bool:
+        """For ``p = 1`` ``h`` is convex for any ``lambda`` (linear in ``B``); for ``p > 1`` and ``lambda < 0`` it is
+        not, and the points' maximum may be below the rows' by up to ``|lambda| max D``."""
+        return self.p == 1
 
     def __init__(self, inst: DROInstance):
         ok, why = hull_applies(inst)
@@ -220,9 +228,7 @@ class HullOracle(SeparationOracle):
                    losses: Optional[list] = None) -> Iterator:
         """``(family, 0, values)`` per label family: ``values`` (N, E) = ``h`` at the hull points minus
         ``lambda extra + s`` (``losses``: the loss tables of :meth:`loss_tables`, when kept)."""
-        if lam < 0:
-            raise ParameterError(f"the hull oracle needs lambda >= 0 (h is convex only then), got {lam!r}")
-        penalty = lam * pts.D
+        penalty = lam * pts.D         # lambda < 0 (a master's solver tolerance): see exact_below_zero
         for i, family in enumerate(self.inst.label_families()):
             loss = losses[i] if losses is not None else \
                 self.inst.loss.value(family.sigma[:, None] * (f0[:, None] + pts.A) - family.shift[:, None])
