@@ -10,11 +10,12 @@ import numpy as np
 import pytest
 
 import drokit as dk
-from drokit.evaluation.worst_case import row_losses, worst_case_value_oracle
+from drokit.evaluation.worst_case import worst_case_value_oracle
 from drokit.oracles import EnumerationOracle, make_oracle
 from drokit.oracles.dp import DPOracle
 from drokit.oracles.hull import HullOracle, hull_applies
 from factories import mixed_instance
+from oracle_checks import assert_equals_enumeration, assert_near_rows, assert_rows_attain
 
 LOSSES = {"classification": [dk.losses.Logistic(), dk.losses.Hinge(), dk.losses.SmoothHinge()],
           "regression": [dk.losses.Huber(0.6), dk.losses.Pinball(0.3), dk.losses.EpsilonInsensitive(0.2),
@@ -27,15 +28,6 @@ def _instance(seed, task, loss, p, weights, kappa, levels=LEVELS, N=9):
     return mixed_instance(seed, task, loss, dk.MismatchCost(weights=weights, p=p), kappa, levels, N)
 
 
-def _check_rows(inst, sep, b0, coef, lam, s):
-    """The returned rows attain the reported violations and cost the metric's distances."""
-    attained = row_losses(inst, sep.rows, b0, coef) - lam * sep.rows.cost - s[sep.rows.sample]
-    np.testing.assert_allclose(attained, sep.violation, rtol=1e-10, atol=1e-10)
-    D = inst.metric.categorical_distance(inst.data.Z[sep.rows.sample], sep.rows.Z)
-    kappa = inst.metric.kappa if np.isfinite(inst.metric.kappa) else 0.0
-    np.testing.assert_allclose(sep.rows.cost, D + kappa * sep.rows.flip, atol=1e-12)
-
-
 @pytest.mark.parametrize("task", ["classification", "regression"])
 @pytest.mark.parametrize("p", [1.0, 2.0, 3.0])
 @pytest.mark.parametrize("weights", WEIGHTS, ids=["unit", "generic", "immutable", "grid"])
@@ -44,13 +36,7 @@ def test_hull_oracle_equals_enumeration(task, p, weights):
     for loss in LOSSES[task]:
         for kappa in ([np.inf, 0.8] if task == "classification" else [np.inf]):
             inst = _instance(int(rng.integers(1e6)), task, loss, p, weights, kappa)
-            hull, brute = HullOracle(inst), EnumerationOracle(inst)
-            for _ in range(20):
-                b0, coef = rng.normal(), rng.normal(size=inst.schema.n_encoded) * rng.choice([0.3, 1.0, 3.0])
-                lam, s = rng.uniform(0, 2), rng.normal(size=inst.n_samples)
-                a, b = hull.separate(b0, coef, lam, s), brute.separate(b0, coef, lam, s)
-                np.testing.assert_allclose(a.violation, b.violation, rtol=1e-10, atol=1e-10)
-                _check_rows(inst, a, b0, coef, lam, s)
+            assert_equals_enumeration(HullOracle(inst), EnumerationOracle(inst), inst, rng, 20)
 
 
 def test_hull_oracle_equals_the_dp_on_wider_data_with_real_weights():
@@ -66,7 +52,7 @@ def test_hull_oracle_equals_the_dp_on_wider_data_with_real_weights():
             lam, s = rng.uniform(0, 2), np.zeros(inst.n_samples)
             a, b = hull.separate(b0, coef, lam, s), dp.separate(b0, coef, lam, s)
             np.testing.assert_allclose(a.violation, b.violation, rtol=1e-10, atol=1e-10)
-            _check_rows(inst, a, b0, coef, lam, s)
+            assert_rows_attain(inst, a, b0, coef, lam, s)
 
 
 def test_a_hull_without_its_falling_chain_is_caught(monkeypatch):
@@ -105,15 +91,10 @@ def test_hull_near_rows_are_exact_within_the_margin_and_capped(task):
                 lam, s = rng.uniform(0, 2), rng.normal(size=inst.n_samples)
                 margin = rng.choice([0.05, 0.5, 5.0])
                 sep = hull.separate(b0, coef, lam, s, near_margin=margin)
+                assert_near_rows(inst, sep, b0, coef, lam, s, margin)
                 near = sep.near
-                val = row_losses(inst, near, b0, coef) - lam * near.cost - s[near.sample]
-                assert np.all(val >= sep.violation[near.sample] - margin - 1e-12)
-                assert np.all(val <= sep.violation[near.sample] + 1e-12)
                 same = np.all(near.Z == sep.rows.Z[near.sample], axis=1) & (near.flip == sep.rows.flip[near.sample])
                 assert not same.any()                          # the maximizer is left out
-                D = inst.metric.categorical_distance(inst.data.Z[near.sample], near.Z)
-                kap = inst.metric.kappa if np.isfinite(inst.metric.kappa) else 0.0
-                np.testing.assert_allclose(near.cost, D + kap * near.flip, atol=1e-12)
                 capped = hull.separate(b0, coef, lam, s, near_margin=margin, near_limit=1)
                 assert np.all(np.bincount(capped.near.sample, minlength=inst.n_samples) <= 1)
 
@@ -201,16 +182,7 @@ def test_hull_oracle_with_level_costs_equals_enumeration(task, case):
         for kappa in ([np.inf, 0.8] if task == "classification" else [np.inf]):
             inst = mixed_instance(int(rng.integers(1e6)), task, loss, _level_costs()[case], kappa, LEVELS, 9)
             assert not inst.metric.mismatch_only
-            hull, brute = HullOracle(inst), EnumerationOracle(inst)
-            for _ in range(15):
-                b0, coef = rng.normal(), rng.normal(size=inst.schema.n_encoded) * rng.choice([0.3, 1.0, 3.0])
-                lam, s = rng.uniform(0, 2), rng.normal(size=inst.n_samples)
-                a, b = hull.separate(b0, coef, lam, s), brute.separate(b0, coef, lam, s)
-                np.testing.assert_allclose(a.violation, b.violation, rtol=1e-10, atol=1e-10)
-                _check_rows(inst, a, b0, coef, lam, s)
-                fixed = hull.fixed_model(b0, coef)
-                np.testing.assert_allclose(fixed.values(lam)[0], hull.separate(b0, coef, lam, 0 * s).violation,
-                                           rtol=1e-12, atol=1e-12)
+            assert_equals_enumeration(HullOracle(inst), EnumerationOracle(inst), inst, rng, 15, check_fixed=True)
 
 
 @pytest.mark.parametrize("task", ["classification", "regression"])

@@ -8,6 +8,7 @@ from drokit.oracles import EnumerationOracle
 from drokit.oracles.dp import DPOracle
 from drokit.evaluation.worst_case import row_losses
 from factories import mixed_instance
+from oracle_checks import assert_near_rows
 
 LOSSES = {"classification": [dk.losses.Logistic(), dk.losses.Hinge(), dk.losses.SmoothHinge()],
           "regression": [dk.losses.Huber(0.6), dk.losses.Pinball(0.3), dk.losses.EpsilonInsensitive(0.2),
@@ -75,12 +76,7 @@ def test_dp_near_rows_are_exact_and_cover_every_budget_within_the_margin(task, w
                 margin = rng.choice([0.05, 0.5, 5.0])
                 sep = dp.separate(b0, coef, lam, s, near_margin=margin)
                 near = sep.near
-                val = row_losses(inst, near, b0, coef) - lam * near.cost - s[near.sample]
-                assert np.all(val >= sep.violation[near.sample] - margin - 1e-12)
-                assert np.all(val <= sep.violation[near.sample] + 1e-12)
-                D = inst.metric.categorical_distance(inst.data.Z[near.sample], near.Z)
-                kap = inst.metric.kappa if np.isfinite(inst.metric.kappa) else 0.0
-                np.testing.assert_allclose(near.cost, D + kap * near.flip, atol=1e-12)
+                val = assert_near_rows(inst, sep, b0, coef, lam, s, margin)
                 mine = {}              # best value per (sample, cost, label) among the maximizers and near rows
                 for n, c, f, v in zip(np.r_[near.sample, sep.rows.sample], np.r_[near.cost, sep.rows.cost],
                                       np.r_[near.flip, sep.rows.flip], np.r_[val, sep.violation]):
