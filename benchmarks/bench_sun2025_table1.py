@@ -244,9 +244,9 @@ def summary_row(name, N, n, m, weights, runs, frees, fl, published):
     failed = len(runs) - len(ok)
     free = ",".join(str(k) for k in frees) if frees else "-"
     graph, dp = (published[0], published[1]) if published is not None else (np.nan, np.nan)
+    paper = ["-", "-"] if published is None else [f"{graph:.2f}", f"{dp:.2f}"]
     if not ok:
-        return [name, N, n, m, weights, free, "-", "-", "-", "-", "-", "-", f"{graph:.2f}", f"{dp:.2f}", "-",
-                f"failed x{failed}"]
+        return [name, N, n, m, weights, free, "-", "-", "-", "-", "-", "-", *paper, "-", f"failed x{failed}"]
     times = [t for t, _ in ok]
     rounds = [len(r.history) for _, r in ok]
     ours = float(np.mean(times))
@@ -262,7 +262,7 @@ def summary_row(name, N, n, m, weights, runs, frees, fl, published):
     return [name, N, n, m, weights, free, f"{ours:.2f}", rr, f"{max(r.relative_gap for _, r in ok):.1e}",
             f"{np.mean([r.objective for _, r in ok]):.8f}",
             "-" if fl is None else f"{fl:.3f}", "-" if fl is None else f"{ours / fl:.0f}",
-            f"{graph:.2f}", f"{dp:.2f}", f"{ours / graph:.3f}", status]
+            *paper, "-" if published is None else f"{ours / graph:.3f}", status]
 
 
 def main():
