@@ -51,14 +51,16 @@ exact values, and the maximum may be missed by at most ``|lambda| max D`` (the c
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterator, Optional, Tuple
+from typing import TYPE_CHECKING, Callable, Iterator, Optional, Tuple
 
 import numpy as np
 
 from ..exceptions import ParameterError
-from ..models.instance import DROInstance
 from .base import (NEAR_LIMIT, Separation, SeparationOracle, configuration_rows, largest_per_sample,
                    maxima_of_candidates, one_row_per_sample)
+
+if TYPE_CHECKING:  # annotations only: the oracles sit below the models layer
+    from ..models.instance import DROInstance
 
 
 def hull_applies(inst: DROInstance) -> Tuple[bool, str]:
