@@ -229,17 +229,31 @@ class HullOracle(SeparationOracle):
     def candidates(self, f0: np.ndarray, pts: HullPoints, lam: float, s: np.ndarray,
                    losses: Optional[list] = None) -> Iterator:
         """``(family, 0, values)`` per label family: ``values`` (N, E) = ``h`` at the hull points minus
-        ``lambda extra + s`` (``losses``: the loss tables of :meth:`loss_tables`, when kept)."""
+        ``lambda extra + s`` (``losses``: the loss tables of :meth:`loss_tables`, when kept), computed in place."""
         penalty = lam * pts.D         # lambda < 0 (a master's solver tolerance): see exact_below_zero
+        if np.any(s):
+            penalty += s[:, None]
         for i, family in enumerate(self.inst.label_families()):
-            loss = losses[i] if losses is not None else \
-                self.inst.loss.value(family.sigma[:, None] * (f0[:, None] + pts.A) - family.shift[:, None])
-            yield family, 0, loss - (penalty + lam * family.extra_cost) - s[:, None]
+            if losses is not None:
+                vals = losses[i] - penalty
+            else:
+                vals = self._loss_table(f0, pts, family)
+                vals -= penalty
+            if family.extra_cost:
+                vals -= lam * family.extra_cost
+            yield family, 0, vals
+
+    def _loss_table(self, f0: np.ndarray, pts: HullPoints, family) -> np.ndarray:
+        """``L(sigma (f0 + A) - shift)`` at the hull points of one label family."""
+        u = pts.A + f0[:, None]
+        u *= family.sigma[:, None]
+        if np.any(family.shift):
+            u -= family.shift[:, None]
+        return self.inst.loss.value(u)
 
     def loss_tables(self, f0: np.ndarray, pts: HullPoints) -> list:
         """``L(sigma (f0 + A) - shift)`` at the hull points, per label family (they do not depend on lambda)."""
-        return [self.inst.loss.value(f.sigma[:, None] * (f0[:, None] + pts.A) - f.shift[:, None])
-                for f in self.inst.label_families()]
+        return [self._loss_table(f0, pts, f) for f in self.inst.label_families()]
 
     def rows_at(self, f0: np.ndarray, pts: HullPoints, lam: float, s: np.ndarray,
                 losses: Optional[list] = None) -> Separation:
