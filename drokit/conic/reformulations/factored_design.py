@@ -51,7 +51,7 @@ def _scale_rows(M: sp.csr_matrix, scale: np.ndarray) -> sp.csr_matrix:
     return sp.csr_matrix((M.data * np.repeat(scale, np.diff(M.indptr)), M.indices, M.indptr), shape=M.shape)
 
 
-def _segments(owner_of: np.ndarray) -> Tuple[np.ndarray, np.ndarray, int]:
+def sorted_runs(owner_of: np.ndarray) -> Tuple[np.ndarray, np.ndarray, int]:
     """``(first position of each run, run index per position, runs)`` of a sorted key array."""
     starts = np.flatnonzero(np.r_[True, owner_of[1:] != owner_of[:-1]]) if owner_of.size else np.zeros(0, int)
     owner = np.cumsum(np.r_[False, owner_of[1:] != owner_of[:-1]]) if owner_of.size else np.zeros(0, int)
@@ -105,7 +105,7 @@ class FactoredDesign:
             out[:] = 0.0
             return out
         samples = self.sample[idx]
-        starts, owner, n_seg = _segments(samples)
+        starts, owner, n_seg = sorted_runs(samples)
         X = self.lead[samples[starts]]
         W = np.bincount(owner, weights=weight, minlength=n_seg)
         D1 = self.DZ[idx]
@@ -132,7 +132,7 @@ class FactoredDesign:
         if not idx.size:
             return gram, projected
         seg = segment[idx]
-        starts, owner, n_seg = _segments(seg)
+        starts, owner, n_seg = sorted_runs(seg)
         k = idx.size
         X = self.lead[self.sample[idx][starts]]
         mw = mean_weight[idx]

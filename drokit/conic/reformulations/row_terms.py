@@ -25,7 +25,7 @@ import scipy.sparse as sp
 
 from ...models.instance import DROInstance
 from ...oracles.enumeration import ConfigurationRows, RowIndex, take_rows
-from .factored_design import FactoredDesign, use_factored
+from .factored_design import FactoredDesign, sorted_runs, use_factored
 
 
 #: a term design is kept dense when it has at most this many entries (3.2e7: 256 MB; synthetic 10 + 10 at
@@ -218,7 +218,7 @@ class RowTerms:
     def gradients(self, idx: np.ndarray, ss: np.ndarray) -> np.ndarray:
         """Rows ``J_r = grad v_r = [ss_r a_r, -c_r]`` of the terms ``idx`` (``ss = slope * sigma`` per term)."""
         J = np.empty((idx.size, self.n_columns + 1))
-        J[:, :-1] = ss[idx, None] * self.design(idx)
+        np.multiply(self.design(idx), ss[idx, None], out=J[:, :-1])     # no temporary (6 -> 3 ms at 49,012 x 20)
         J[:, -1] = -self.cost[idx]
         return J
 
@@ -243,13 +243,14 @@ class RowTerms:
             stop = int(np.searchsorted(seg, seg[stop - 1], side="right"))       # the last sample whole
             sub = idx[start:stop]
             J = self.gradients(sub, ss)
-            segments, owner = np.unique(seg[start:stop], return_inverse=True)
-            M = sp.csr_matrix((mean_weight[sub], (owner, np.arange(sub.size))), shape=(segments.size, sub.size))
+            firsts, owner, runs = sorted_runs(seg[start:stop])                    # seg is sorted: runs, no sort
+            M = sp.csr_matrix((mean_weight[sub], (owner, np.arange(sub.size))), shape=(runs, sub.size))
             G = (M @ J) / np.asarray(M.sum(axis=1))
-            Jc = J - G[owner]
-            gram += Jc.T @ (gram_weight[sub, None] * Jc)
+            J -= G[owner]
+            J *= np.sqrt(gram_weight[sub])[:, None]       # gram weights are >= 0 (1/tau, mu/slack^2 ones)
+            gram += J.T @ J                               # one symmetric rank-k update: half a general product
             if project is not None:
-                projected += G.T @ project[segments]
+                projected += G.T @ project[seg[start:stop][firsts]]
             start = stop
         return gram, projected
 
