@@ -230,7 +230,7 @@ def sample_probabilities(sample_weight, n_samples: int):
 
 def _loss_arguments(inst: DROInstance, result: FitResult) -> np.ndarray:
     """The loss arguments of the fitted model at its nominal rows (every label family) and, at radius > 0, at
-    each sample's worst configuration row (the DP oracle at the result's lambda): where tangents of an
+    each sample's worst configuration row (the default oracle at the result's lambda): where tangents of an
     outer-approximated loss matter."""
     from ..evaluation.worst_case import row_margins
     from ..oracles.enumeration import enumerate_configurations
@@ -392,7 +392,7 @@ class CompiledProblem:
         (:func:`drokit.conic.reformulations.structured_master.certificate_polish`), reported with source
         ``"lagrangian"`` when it certifies the returned model within ``tol``.  Otherwise ``(lower, how)`` unchanged,
         with what the polish reached in ``how["polish"]``.  ``rows``: the method's working set (the cutting plane's
-        last master) to start from; ``oracle``: its separation oracle (default: the DP oracle)."""
+        last master) to start from; ``oracle``: its separation oracle (default: ``make_oracle(inst, "auto")``)."""
         if how.get("source") != "method" or not (np.isfinite(upper) and np.isfinite(lam)) \
                 or (self._control is not None and self._control.should_stop()):
             return lower, how

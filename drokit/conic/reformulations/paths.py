@@ -81,7 +81,7 @@ def check_enumeration_size(inst: DROInstance, method: str, max_configurations: i
     mutable features x 2 when labels may flip); raises :class:`ProblemTooLargeError` above the limit."""
     size = count_configuration_rows(inst)
     if size > max_configurations:
-        # the way out that does not enumerate: the cutting plane's DP oracle -- for the cutting plane itself
+        # the way out that does not enumerate: the cutting plane's default oracle -- for the cutting plane itself
         # (its enumeration oracle is what enumerates) the oracle, not the method, is what to change
         instead = ("or use the cutting plane's default oracle, method_options={'oracle': 'auto'} (exact, it does "
                    "not enumerate)" if method == "cutting_plane" else
@@ -127,7 +127,7 @@ def choose_method(inst: DROInstance, method: str, max_configurations: int) -> Tu
                        f"{box:,} rows (<= {BOX_AUTO_LIMIT:,}), where it beat the cutting plane 2-5x on "
                        f"the sun2025 datasets")
     return "cutting_plane", (f"auto: {size:,} configuration rows is too many for one conic program "
-                             f"(> {MONOLITHIC_AUTO_LIMIT:,}); the DP oracle separates without enumerating")
+                             f"(> {MONOLITHIC_AUTO_LIMIT:,}); its separation oracle does not enumerate")
 
 
 def tangent_loss_with_structured_path(inst: DROInstance) -> bool:
