@@ -192,7 +192,7 @@ def estimate_rest(gaps: List[float], seconds: List[float], tol: float) -> Option
     finite = [(g, s) for g, s in zip(gaps, seconds) if math.isfinite(g) and g > 0]
     if len(finite) < 2 or finite[-1][0] <= tol:
         return None
-    (g0, _), (g1, s1) = finite[-2], finite[-1]
+    (g0, _), (g1, _) = finite[-2], finite[-1]
     if g1 >= 0.95 * g0:
         return None
     rounds = max(1, math.ceil(math.log(g1 / tol) / math.log(g0 / g1)))

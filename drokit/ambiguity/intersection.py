@@ -15,8 +15,6 @@ LP (``result_.lower_bound``).
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..exceptions import ParameterError
 from ..params import ParamsMixin
 from .wasserstein import Wasserstein

@@ -69,12 +69,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import combinations
-from typing import Dict, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from ..exceptions import ParameterError
 from ..models.instance import DROInstance
+if TYPE_CHECKING:  # networkx is imported lazily (the template graph is for inspection)
+    import networkx as nx
 from .lattice import (MAX_BUDGETS, BudgetLattice, additive_weights, budget_lattice, extend_budgets,
                       layer_costs, round_budgets)
 

@@ -17,7 +17,7 @@ weights lie on a grid ``q`` (sun2025 §5.7).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Sequence, Tuple
+from typing import List, Sequence
 
 import numpy as np
 

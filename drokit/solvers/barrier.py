@@ -562,7 +562,7 @@ class _ScaledProblem:
             return None
         fixed = np.round(pi)
         fixed[kink] = 0.0
-        pk, yk = self.p[kink], self.y[kink]
+        pk = self.p[kink]
         v0 = self.A[:, : self.d].T @ (self.p * (a - fixed))
         M = self.A[kink, : self.d].T * pk                 # columns p_n y_n x~_n (A holds y_n x~_n)
         pb = ProgramBuilder()

@@ -87,7 +87,6 @@ def build_dual_program(inst: DROInstance, rows: ConfigurationRows, *, radius_zer
     cutting plane's budget cuts, each covering every configuration with a given number of changes.
     """
     pb = ProgramBuilder()
-    N = inst.n_samples
     coef, intercept, s = declare_parameters(pb, inst)
     if box is not None:
         params = Affine.vstack([coef] + ([intercept] if intercept is not None else []))

@@ -704,7 +704,7 @@ def finite_support_lower_bound(intercept, coef, X, y, X_aux, y_aux, radius, radi
     return value
 
 
-__all__ = ["MAX_Z_ENTRIES", "IntersectionResult", "certificate", "build_intersection_program",
+__all__ = ["MAX_Z_ENTRIES", "IntersectionResult", "build_intersection_program",
            "solve_intersection", "static_value_at", "finite_support_lower_bound", "intersection_rows",
            "candidate_support",
            "add_dual_norm_rows"]

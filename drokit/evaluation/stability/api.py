@@ -23,7 +23,7 @@ from ...ambiguity.ot_moment import OTMoment
 from ...ambiguity.wasserstein import Wasserstein
 from ...exceptions import DataError, ParameterError
 from ...losses import get_loss
-from ...losses.base import CLASSIFICATION, Loss
+from ...losses.base import Loss
 from ...metrics.scales import fitted_metric
 from .adversaries import Adversary, FiniteCandidates
 from .dual import solve_stability
