@@ -178,7 +178,7 @@ def worst_case_value_oracle(inst: DROInstance, intercept: float, coef: np.ndarra
     # the oracle's tables of this model (the DP's per-budget gains, the hull's points) are computed once
     # (``oracle.fixed_model``): each lambda then costs its terminal step only, and the maximizing rows are recovered
     # at the best lambda alone
-    fixed = oracle.fixed_model(intercept, coef) if hasattr(oracle, "fixed_model") else None
+    fixed = oracle.fixed_model(intercept, coef)
 
     def line(lam):
         if fixed is not None:

@@ -302,26 +302,28 @@ class _OracleRows:
         self.zeros = np.zeros(inst.n_samples)
         self.p = inst.p
         # the model's oracle tables once for every lambda of the search (the same rows as separate at s = 0)
-        self.fixed = self.oracle.fixed_model(self.intercept, self.coef) \
-            if hasattr(self.oracle, "fixed_model") else None
+        self.fixed = self.oracle.fixed_model(self.intercept, self.coef)
 
     def __call__(self, lam: float) -> Tuple[ConfigurationRows, np.ndarray]:
         if lam < 0 and not getattr(self.oracle, "exact_below_zero", True):
             return self._below_zero(lam)
         sep = self.fixed.separation(lam) if self.fixed is not None else \
             self.oracle.separate(self.intercept, self.coef, lam, self.zeros)
-        order = np.argsort(sep.rows.sample, kind="stable")
-        return take_rows(sep.rows, order), np.asarray(sep.violation, dtype=float)[order]
+        return _by_sample(sep)
 
     def _below_zero(self, lam: float) -> Tuple[ConfigurationRows, np.ndarray]:
         from ..oracles.dp import DPOracle
         try:
-            sep = DPOracle(self.inst).separate(self.intercept, self.coef, lam, self.zeros)
+            return _by_sample(DPOracle(self.inst).separate(self.intercept, self.coef, lam, self.zeros))
         except ProblemTooLargeError:
             rows, _ = self(0.0)
             return rows, row_losses(self.inst, rows, self.intercept, self.coef) - lam * rows.cost
-        order = np.argsort(sep.rows.sample, kind="stable")
-        return take_rows(sep.rows, order), np.asarray(sep.violation, dtype=float)[order]
+
+
+def _by_sample(sep) -> Tuple[ConfigurationRows, np.ndarray]:
+    """A separation's rows and violations in sample order."""
+    order = np.argsort(sep.rows.sample, kind="stable")
+    return take_rows(sep.rows, order), np.asarray(sep.violation, dtype=float)[order]
 
 
 # ============================================================================ the 1-D problem

@@ -14,8 +14,8 @@ ORACLES = ("auto", "hull", "dp", "sorting", "enumeration")
 
 def make_oracle(inst, name: str = "auto", max_configurations: int = 1_000_000):
     """The separation oracle called ``name``: ``"auto"`` (default: ``"hull"`` where it is exact, else ``"dp"``),
-    ``"hull"`` (exact, the mismatch cost with any positive weights and ``p >= 1``: a sort of ``3m`` edges per
-    sample), ``"dp"`` (exact, any level costs: a dynamic program over the transport budgets),
+    ``"hull"`` (exact for any positive weights and level costs with ``p >= 1``: the vertices of each sample's convex
+    hull of (score change, budget) points; with the mismatch cost two sorts of ``m`` gains per sample), ``"dp"`` (exact, any level costs: a dynamic program over the transport budgets),
     ``"sorting"`` (exact, equal categorical weights only; belbasi2023 Alg. 2) or ``"enumeration"``
     (exact brute force, the reference; refused above ``max_configurations`` rows)."""
     from ..exceptions import ParameterError

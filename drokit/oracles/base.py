@@ -49,6 +49,11 @@ class SeparationOracle:
         their sample's maximum (at most ``near_limit`` per sample, the largest) in ``near``."""
         raise NotImplementedError
 
+    def fixed_model(self, intercept: float, coef: np.ndarray):
+        """Tables of ONE model for many ``lambda`` at ``s = 0`` (``values(lam)`` and ``separation(lam)``: the
+        worst-case search over lambda), or ``None`` when the oracle has none (then :meth:`separate` at each)."""
+        return None
+
     def upper_bound(self, intercept: float, coef: np.ndarray, lam: float, radius: float,
                     lam_min: float) -> float:
         """A valid upper bound on the worst-case risk of the fixed model:
@@ -184,5 +189,44 @@ class ModelBoundOracle:
         self._bind(coef)
         return self.oracle.upper_bound(intercept, coef, *args, **kwargs)
 
+    def fixed_model(self, intercept, coef):
+        self._bind(coef)
+        return self.oracle.fixed_model(intercept, coef)
+
     def __getattr__(self, name):
         return getattr(self.oracle, name)
+
+
+# ------------------------------------------------------------------ level tables shared by the sorting and hull oracles
+def level_columns(inst: "DROInstance", mutable: np.ndarray) -> np.ndarray:
+    """``(m, a_max)`` position of level ``v`` of each mutable feature in ``coef``: ``-1`` for the reference level
+    (coefficient 0), ``-2`` for padding (levels the feature does not have); ``a_max >= 2``."""
+    levels = np.asarray(inst.schema.levels)[mutable]
+    offsets = inst.schema.dummy_offsets()[mutable]
+    a_max = max(int(levels.max()) if levels.size else 2, 2)
+    v = np.arange(a_max)[None, :]
+    cols = np.where(v == 0, -1, inst.n_numerical + offsets[:, None] + v - 1)
+    return np.where(v < levels[:, None], cols, -2)
+
+
+def alternative_tables(coef: np.ndarray, cols: np.ndarray):
+    """Per mutable feature and own level ``u`` (arrays ``(m, a_max)``, from :func:`level_columns`' ``cols``): the
+    best gain ``g+ = max_{v != u} w_l(v) - w_l(u)``, its level, the worst ``g- = min_{v != u} ...`` and its level,
+    from the two largest and two smallest level coefficients of each feature (ties to the lower level).  Gather
+    them at the samples' own levels for the per-sample values (belbasi2023 Thm 3's "best different level")."""
+    exists = cols != -2
+    w = np.where(cols >= 0, coef[np.maximum(cols, 0)], 0.0)                      # w_l(v), (m, a_max)
+    hi = np.argsort(np.where(exists, -w, np.inf), axis=1, kind="stable")[:, :2]
+    lo = np.argsort(np.where(exists, w, np.inf), axis=1, kind="stable")[:, :2]
+    own = np.arange(w.shape[1])[None, :]
+    up_level = np.where(own == hi[:, :1], hi[:, 1:], hi[:, :1])
+    down_level = np.where(own == lo[:, :1], lo[:, 1:], lo[:, :1])
+    feat = np.arange(w.shape[0])[:, None]
+    return w[feat, up_level] - w, up_level, w[feat, down_level] - w, down_level
+
+
+def inverse_permutation(order: np.ndarray) -> np.ndarray:
+    """Per row of ``order`` (a permutation of the columns): the position of each column in it (its rank)."""
+    out = np.empty_like(order)
+    np.put_along_axis(out, order, np.broadcast_to(np.arange(order.shape[1]), order.shape), axis=1)
+    return out

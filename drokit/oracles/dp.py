@@ -44,7 +44,8 @@ import numpy as np
 
 from ..models.instance import DROInstance
 from .base import (NEAR_LIMIT, Separation, SeparationOracle, _candidate_values, best_over_budgets,
-                   configuration_rows, maxima_of_candidates, near_over_budgets, one_row_per_sample)
+                   configuration_rows, inverse_permutation, maxima_of_candidates, near_over_budgets,
+                   one_row_per_sample)
 from .lattice import MAX_BUDGETS, budget_lattice, layer_costs, round_budgets
 
 
@@ -175,10 +176,7 @@ class DPOracle(SeparationOracle):
         rows = np.arange(self.n_samples) if rows is None else np.asarray(rows, dtype=int)
         out = np.zeros((rows.size, self.mutable.size), dtype=np.int64)
         if isinstance(choices, tuple):        # _top_counts: feature k changes iff its rank is below the count
-            order = choices[1][rows]                                  # (samples, m)
-            rank = np.empty_like(order)
-            np.put_along_axis(rank, order, np.arange(order.shape[1])[None, :], axis=1)
-            changed = rank < np.asarray(final_index)[:, None]
+            changed = inverse_permutation(choices[1][rows]) < np.asarray(final_index)[:, None]
             for k in range(self.mutable.size):
                 out[:, k] = np.where(changed[:, k], levels[k][1, rows], levels[k][0, rows])
             return out

@@ -56,8 +56,8 @@ from typing import TYPE_CHECKING, Callable, Iterator, Optional, Tuple
 import numpy as np
 
 from ..exceptions import ParameterError
-from .base import (NEAR_LIMIT, Separation, SeparationOracle, configuration_rows, largest_per_sample,
-                   maxima_of_candidates, one_row_per_sample)
+from .base import (NEAR_LIMIT, Separation, SeparationOracle, alternative_tables, configuration_rows,
+                   inverse_permutation, largest_per_sample, level_columns, maxima_of_candidates, one_row_per_sample)
 
 if TYPE_CHECKING:  # annotations only: the oracles sit below the models layer
     from ..models.instance import DROInstance
@@ -98,8 +98,8 @@ class HullPoints:
 
 
 class HullOracle(SeparationOracle):
-    """Exact separation oracle for the mismatch cost with any positive per-feature weights, ``p >= 1``, any
-    convex loss, finite or infinite kappa, classification and regression (module docstring)."""
+    """Exact separation oracle for any positive per-feature weights and level costs (:func:`hull_applies`),
+    ``p >= 1``, any convex loss, finite or infinite kappa, classification and regression (module docstring)."""
 
     name = "hull"
     exact = True
@@ -120,8 +120,7 @@ class HullOracle(SeparationOracle):
         self.p = float(inst.metric.categorical.validated_p())
         self.mutable = inst.mutable_categorical()
         self.b = np.asarray(inst.metric.delta, dtype=float)[self.mutable] ** self.p
-        levels = np.asarray(inst.schema.levels)[self.mutable]
-        self._columns = self._level_columns(levels)
+        self._columns = level_columns(inst, self.mutable)
         self.Z = inst.data.Z
         #: (N, m) positions of every sample's own level in the flattened (m, a_max) per-level tables
         self._flat = np.arange(self.mutable.size) * self._columns.shape[1] + self.Z[:, self.mutable]
@@ -129,31 +128,10 @@ class HullOracle(SeparationOracle):
         self._budgets = None if inst.metric.mismatch_only else \
             [np.asarray(inst.metric.additive_increments(l), dtype=float) for l in self.mutable]
 
-    # ---------------------------------------------------------------- set-up
-    def _level_columns(self, levels: np.ndarray) -> np.ndarray:
-        """``(m, a_max)`` position of level ``v`` of each mutable feature in ``coef``: ``-1`` for the reference
-        level, ``-2`` for padding (levels the feature does not have)."""
-        offsets = self.inst.schema.dummy_offsets()[self.mutable]
-        a_max = max(int(levels.max()) if levels.size else 2, 2)
-        v = np.arange(a_max)[None, :]
-        cols = np.where(v == 0, -1, self.inst.n_numerical + offsets[:, None] + v - 1)
-        return np.where(v < levels[:, None], cols, -2)
-
     def _alternatives(self, coef: np.ndarray):
         """Per sample and mutable feature (N, m): ``g+``, its level, ``g-``, its level (the largest / smallest
-        ``w_l(v) - w_l(z_nl)`` over ``v != z_nl``).  Tabulated per (feature, own level) from the two largest and
-        two smallest levels of each feature, then gathered for every sample."""
-        cols = self._columns
-        exists = cols != -2
-        w = np.where(cols >= 0, coef[np.maximum(cols, 0)], 0.0)                  # (m, a_max)
-        hi = np.argsort(np.where(exists, -w, np.inf), axis=1, kind="stable")[:, :2]
-        lo = np.argsort(np.where(exists, w, np.inf), axis=1, kind="stable")[:, :2]
-        own = np.arange(w.shape[1])[None, :]                                     # every own level u
-        up_level = np.where(own == hi[:, :1], hi[:, 1:], hi[:, :1])              # (m, a_max)
-        down_level = np.where(own == lo[:, :1], lo[:, 1:], lo[:, :1])
-        feat = np.arange(w.shape[0])[:, None]
-        tables = [w[feat, up_level] - w, up_level, w[feat, down_level] - w, down_level]
-        return tuple(t.ravel()[self._flat] for t in tables)
+        ``w_l(v) - w_l(z_nl)`` over ``v != z_nl``): :func:`.base.alternative_tables` gathered at the own levels."""
+        return tuple(t.ravel()[self._flat] for t in alternative_tables(coef, self._columns))
 
     def points(self, coef: np.ndarray) -> HullPoints:
         """The vertices of ``conv{(A(z), B(z))}`` of every sample (module docstring, item 4; with level costs
@@ -180,8 +158,8 @@ class HullOracle(SeparationOracle):
 
         def levels_at(rows: np.ndarray, k: np.ndarray) -> np.ndarray:
             own = self.Z[rows][:, self.mutable]
-            raised = _rank(rising[rows]) < k[:, None]                     # the first k of the rising chain
-            lowered = _rank(falling[rows]) >= (k - m - 1)[:, None]          # all but the first k - m - 1 back
+            raised = inverse_permutation(rising[rows]) < k[:, None]                     # the first k of the rising chain
+            lowered = inverse_permutation(falling[rows]) >= (k - m - 1)[:, None]          # all but the first k - m - 1 back
             return np.where((k <= m)[:, None], np.where(raised, up_level[rows], own),
                             np.where(lowered, down_level[rows], own))
         return HullPoints(A, B, B if self.p == 1 else B ** (1.0 / self.p), levels_at)
@@ -192,7 +170,7 @@ class HullOracle(SeparationOracle):
         from .polygons import level_polygons
         N = self.n_samples
         cols = self._columns
-        w = np.where(cols >= 0, coef[np.maximum(cols, 0)], 0.0)
+        w = np.where(cols >= 0, coef[np.maximum(cols, 0)], 0.0)                  # w_l(v), (m, a_max)
         levels = np.asarray(self.inst.schema.levels)[self.mutable]
         polygons = [level_polygons(w[i, :a], self._budgets[i]) for i, a in enumerate(levels)]
         own = self.Z[:, self.mutable]
@@ -208,7 +186,7 @@ class HullOracle(SeparationOracle):
         widths = np.cumsum([0] + [P.dx.shape[1] for P in polygons])
 
         def levels_at(rows: np.ndarray, k: np.ndarray) -> np.ndarray:
-            taken = _rank(order[rows]) < k[:, None]
+            taken = inverse_permutation(order[rows]) < k[:, None]
             own_rows = own[rows]
             out = np.empty((rows.size, len(polygons)), dtype=own.dtype)
             for i, P in enumerate(polygons):           # feature i's vertex after its first j edges
@@ -270,17 +248,18 @@ class HullOracle(SeparationOracle):
         s = np.asarray(s, dtype=float)
         f0 = self.inst.scores(intercept, coef)
         pts = self.points(coef)
-        sep = self.rows_at(f0, pts, float(lam), s)
+        losses = self.loss_tables(f0, pts) if near_margin > 0 else None     # once for both passes
+        sep = self.rows_at(f0, pts, float(lam), s, losses)
         if near_margin > 0:
-            sep.near = self._near(f0, pts, float(lam), s, sep, near_margin, near_limit)
+            sep.near = self._near(f0, pts, float(lam), s, sep, near_margin, near_limit, losses)
         return sep
 
-    def _near(self, f0, pts: HullPoints, lam: float, s, sep: Separation, margin: float, limit: int):
+    def _near(self, f0, pts: HullPoints, lam: float, s, sep: Separation, margin: float, limit: int, losses):
         """The hull points within ``margin`` of each sample's maximum, its maximizer left out: exact rows."""
         best = sep.violation
         chosen_Z = sep.rows.Z
         parts = []
-        for family, _, vals in self.candidates(f0, pts, lam, s):
+        for family, _, vals in self.candidates(f0, pts, lam, s, losses):
             n, k = np.nonzero(vals >= (best - margin)[:, None])
             parts.append((n, k, np.full(n.size, family.flip, dtype=bool), vals[n, k]))
         n, k, flip, val = (np.concatenate(a) for a in zip(*parts))
@@ -321,10 +300,3 @@ class FixedModelHull:
     def separation(self, lam: float) -> Separation:
         """The :class:`~.base.Separation` of :meth:`HullOracle.separate` at ``lambda`` (``s = 0``)."""
         return self.oracle.rows_at(self.f0, self.pts, float(lam), self.zeros, self.losses)
-
-
-def _rank(order: np.ndarray) -> np.ndarray:
-    """The inverse permutation of every row of ``order``: the position of each column in its row's order."""
-    out = np.empty_like(order)
-    np.put_along_axis(out, order, np.broadcast_to(np.arange(order.shape[1]), order.shape), axis=1)
-    return out

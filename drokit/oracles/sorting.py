@@ -43,8 +43,8 @@ import numpy as np
 
 from ..exceptions import ParameterError
 from ..models.instance import DROInstance
-from .base import (NEAR_LIMIT, Separation, SeparationOracle, best_over_budgets,
-                   one_row_per_sample)
+from .base import (NEAR_LIMIT, Separation, SeparationOracle, alternative_tables, best_over_budgets,
+                   inverse_permutation, level_columns, one_row_per_sample)
 
 #: relative tolerance under which mutable weights count as equal
 EQUAL_WEIGHTS_RTOL = 1e-12
@@ -87,57 +87,26 @@ class SortingOracle(SeparationOracle):
         # D = (c delta^p)^(1/p), written as the metric computes it (= delta c^(1/p))
         self.distance = (counts * self.delta ** p) ** (1.0 / p)
         self.Z = inst.data.Z
-        self._columns = self._level_columns()
-
-    # ---------------------------------------------------------------- set-up
-    def _level_columns(self) -> np.ndarray:
-        """``(m_mut, a_max)`` column index of level ``v`` of each mutable feature in ``coef``; ``-1`` for
-        the reference level, ``-2`` for padding (levels the feature does not have)."""
-        levels = self.inst.schema.levels[self.mutable]
-        offsets = self.inst.schema.dummy_offsets()[self.mutable]
-        a_max = int(levels.max()) if levels.size else 2  # >= 2: the gains need the top two levels
-        v = np.arange(a_max)[None, :]
-        cols = self.inst.n_numerical + offsets[:, None] + v - 1
-        cols = np.where(v == 0, -1, cols)
-        return np.where(v < levels[:, None], cols, -2)
+        self._columns = level_columns(inst, self.mutable)
+        #: (N, m) positions of every sample's own level in the flattened (m, a_max) per-level tables
+        self._flat = np.arange(self.mutable.size) * self._columns.shape[1] + self.Z[:, self.mutable]
 
     # ---------------------------------------------------------------- pieces
-    def _level_values(self, coef: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``w_l(v)`` as an ``(m_mut, a_max)`` array and the mask of existing levels."""
-        cols = self._columns
-        exists = cols != -2
-        w = np.where(cols >= 0, coef[np.maximum(cols, 0)], 0.0)
-        return w, exists
-
     def _gains(self, coef: np.ndarray):
         """Per sample and mutable feature: the best gain ``max_{v != z_nl} mu g_l(v)`` for ``mu = +1`` and
-        ``mu = -1`` (returned as the signed change of f) and the level achieving it; all ``(N, m_mut)``."""
-        w, exists = self._level_values(coef)
-        m = w.shape[0]
-        rows = np.arange(m)
-        order_hi = np.argsort(np.where(exists, -w, np.inf), axis=1, kind="stable")
-        order_lo = np.argsort(np.where(exists, w, np.inf), axis=1, kind="stable")
-        hi1, hi2 = order_hi[:, 0], order_hi[:, 1]
-        lo1, lo2 = order_lo[:, 0], order_lo[:, 1]
-        cur = self.Z[:, self.mutable]                                   # (N, m)
-        w_cur = w[rows[None, :], cur]
-        up_level = np.where(cur == hi1[None, :], hi2[None, :], hi1[None, :])
-        down_level = np.where(cur == lo1[None, :], lo2[None, :], lo1[None, :])
-        up = w[rows[None, :], up_level] - w_cur
-        down = w[rows[None, :], down_level] - w_cur
-        return up, up_level, down, down_level
+        ``mu = -1`` (returned as the signed change of f) and the level achieving it; all ``(N, m_mut)``
+        (:func:`.base.alternative_tables`, gathered at the samples' own levels)."""
+        return tuple(t.ravel()[self._flat] for t in alternative_tables(coef, self._columns))
 
     @staticmethod
     def _prefix(gain: np.ndarray, sign: float) -> tuple[np.ndarray, np.ndarray]:
         """Largest ``sign * total gain`` with exactly ``c`` changes, ``c = 0..m`` (signed back), and the
         rank of every feature in the sort (feature changes for count ``c`` iff ``rank < c``)."""
-        N, m = gain.shape
+        N = gain.shape[0]
         order = np.argsort(-sign * gain, axis=1, kind="stable")
         sorted_gain = np.take_along_axis(gain, order, axis=1)
         totals = np.concatenate([np.zeros((N, 1)), np.cumsum(sorted_gain, axis=1)], axis=1)
-        rank = np.empty_like(order)
-        np.put_along_axis(rank, order, np.broadcast_to(np.arange(m), (N, m)), axis=1)
-        return totals, rank
+        return totals, inverse_permutation(order)
 
     # ------------------------------------------------------------- interface
     def separate(self, intercept, coef, lam, s, near_margin: float = 0.0, near_limit: int = NEAR_LIMIT) -> Separation:
