@@ -2,8 +2,8 @@
 
 Each seed in ``[start, start + n)`` draws an instance with ``tests/fuzz_instances.draw_instance`` (N 3-12
 rows, 0-2 numerical and 0-3 categorical features, 7 losses, norms, exponents, label costs, immutable
-and ordinal features, integer sample weights, radius 0 sometimes) and fits it with every requested
-method / oracle through ``check_instance``, which compares the fit with
+and ordinal features, asymmetric level costs, integer sample weights, radius 0 sometimes) and fits it
+with every requested method / oracle through ``check_instance``, which compares the fit with
 ``tests/reference/brute_force.py`` (categories: see ``tests/fuzz_instances.py``).  Inapplicable methods
 must refuse with a ParameterError and are counted as skips.
 

@@ -94,6 +94,17 @@ PIECEWISE_AFFINE = ("hinge", "pinball", "epsilon_insensitive", "absolute")
 
 
 # ------------------------------------------------------------------------------------------ instances
+class MatrixCost(dk.metrics.CategoricalCost):
+    """A user's level cost given by its unit matrices (one per categorical feature, in column order)."""
+
+    def __init__(self, matrices=(), weights=None, p=1):
+        super().__init__(weights=weights, p=p)
+        self.matrices = matrices
+
+    def unit_costs(self, schema):
+        return [np.asarray(U, dtype=float).copy() for U in self.matrices]
+
+
 @dataclasses.dataclass(eq=False)
 class Instance:
     """A tiny DRO instance in the reference's terms.
@@ -126,6 +137,9 @@ class Instance:
     api: str = "estimator"
     l1_penalty: float = 0.0
     l2_penalty: float = 0.0
+    #: per categorical feature a unit cost matrix ``U_l[u, v]`` (the move from the sample's level ``u`` to ``v``),
+    #: not symmetric, instead of mismatch / rank distance (a user's :class:`~drokit.metrics.CategoricalCost`)
+    unit_matrices: Optional[Tuple[np.ndarray, ...]] = None
 
     # ---------------------------------------------------------------- shape
     @property
@@ -155,7 +169,8 @@ class Instance:
             delta=[num(d) for d in self.delta], kappa=num(self.kappa), ordinal=list(self.ordinal),
             sample_weight=None if self.sample_weight is None else self.sample_weight.tolist(),
             api=self.api, X_num=np.round(self.X_num, 6).tolist(), Z=self.Z.tolist(),
-            y=np.round(self.y, 6).tolist(), l1_penalty=self.l1_penalty, l2_penalty=self.l2_penalty)
+            y=np.round(self.y, 6).tolist(), l1_penalty=self.l1_penalty, l2_penalty=self.l2_penalty,
+            unit_matrices=None if self.unit_matrices is None else [U.tolist() for U in self.unit_matrices])
 
     @classmethod
     def from_description(cls, d: dict) -> "Instance":
@@ -174,7 +189,9 @@ class Instance:
                    ordinal=tuple(int(l) for l in d["ordinal"]),
                    sample_weight=None if d["sample_weight"] is None else np.asarray(d["sample_weight"], int),
                    api=d["api"], l1_penalty=float(d.get("l1_penalty", 0.0)),
-                   l2_penalty=float(d.get("l2_penalty", 0.0)))
+                   l2_penalty=float(d.get("l2_penalty", 0.0)),
+                   unit_matrices=None if d.get("unit_matrices") is None
+                   else tuple(np.asarray(U, dtype=float) for U in d["unit_matrices"]))
 
     def summary(self) -> str:
         """One line: the parameters without the data."""
@@ -184,6 +201,7 @@ class Instance:
         ordn = f" ordinal={d['ordinal']}" if self.ordinal else ""
         ordn += f" l1={self.l1_penalty:g}" if self.l1_penalty else ""
         ordn += f" l2={self.l2_penalty:g}" if self.l2_penalty else ""
+        ordn += f" unit_matrices={d['unit_matrices']}" if self.unit_matrices is not None else ""
         return (f"seed={self.seed} {self.task} {self.loss}{par} N={self.n_samples} n={self.n_numerical} "
                 f"levels={d['levels']} radius={self.radius:.4g} p={d['norm_p']} cat_p={self.cat_p:g} "
                 f"gamma={np.round(self.gamma, 3).tolist()} delta={np.round(self.delta, 3).tolist()} "
@@ -192,8 +210,10 @@ class Instance:
 
     # ---------------------------------------------------------------- reference
     def units(self) -> Optional[List[np.ndarray]]:
-        """Per-feature level costs for the reference: rank distance on ordinal features, mismatch on
-        the others (None when there are no ordinal features: plain mismatch)."""
+        """Per-feature level costs for the reference: the unit matrices when drawn; else rank distance on
+        ordinal features, mismatch on the others (None when there are no ordinal features: plain mismatch)."""
+        if self.unit_matrices is not None:
+            return [np.asarray(U, dtype=float) for U in self.unit_matrices]
         if not self.ordinal:
             return None
         out = []
@@ -268,9 +288,12 @@ class Instance:
         return pd.DataFrame(cols, index=pd.RangeIndex(self.n_samples))
 
     def metric(self) -> dk.GroundMetric:
-        cat = (dk.OrdinalCost(weights=self.delta.copy(), p=self.cat_p,
-                              features=[f"z{l}" for l in self.ordinal])
-               if self.ordinal else dk.MismatchCost(weights=self.delta.copy(), p=self.cat_p))
+        if self.unit_matrices is not None:
+            cat = MatrixCost(self.unit_matrices, weights=self.delta.copy(), p=self.cat_p)
+        elif self.ordinal:
+            cat = dk.OrdinalCost(weights=self.delta.copy(), p=self.cat_p, features=[f"z{l}" for l in self.ordinal])
+        else:
+            cat = dk.MismatchCost(weights=self.delta.copy(), p=self.cat_p)
         return dk.GroundMetric(numerical=dk.NormCost(p=self.norm_p, weights=self.gamma.copy()),
                                categorical=cat, label=dk.LabelCost(kappa=self.kappa))
 
@@ -302,8 +325,10 @@ def draw_instance(seed: int) -> Instance:
     random real feature weights (equal categorical weights 40% of the time, so that the sorting
     oracle applies), kappa inf or finite (50/50), an immutable feature (weight inf) 20% of the time, an
     OrdinalCost on the 3-level features 25% of the time, integer sample weights 1-3 30% of the time,
-    radius uniform in [0.01, 1] or exactly 0 (10%), an l1 and / or l2 penalty 20% of the time (drawn last,
-    so that the other fields of a seed are those drawn before penalties existed).  Logistic instances are
+    radius uniform in [0.01, 1] or exactly 0 (10%), an l1 and / or l2 penalty 20% of the time (drawn after
+    the rest, so that the other fields of a seed are those drawn before penalties existed), and last, on 15% of
+    the instances with categorical features and no ordinal cost, random asymmetric unit cost matrices
+    (:class:`MatrixCost`: ``U_l[u, v]`` uniform in [0.2, 2], the move from the sample's level ``u``).  Logistic instances are
     redrawn until the optimum is attained (the data are not separable along the unpenalized directions).
     """
     rng = np.random.default_rng([21, int(seed)])
@@ -350,10 +375,18 @@ def draw_instance(seed: int) -> Instance:
         kind = int(rng.integers(3))
         l1 = round(float(rng.uniform(0.005, 0.1)), 4) if kind in (0, 2) else 0.0
         l2 = round(float(rng.uniform(0.005, 0.2)), 4) if kind in (1, 2) else 0.0
+    matrices = None
+    if m and not ordinal and rng.random() < 0.15:     # drawn after the penalties (as they were after the rest)
+        matrices = []
+        for a in levels:
+            U = np.round(rng.uniform(0.2, 2.0, size=(a, a)), 3)
+            np.fill_diagonal(U, 0.0)
+            matrices.append(U)
+        matrices = tuple(matrices)
     return Instance(seed=int(seed), task=task, loss=loss, loss_param=loss_param, X_num=np.round(X_num, 6),
                     Z=Z, levels=levels, y=np.round(y, 6), radius=radius, norm_p=norm_p, cat_p=cat_p,
                     gamma=gamma, delta=delta, kappa=kappa, ordinal=ordinal, sample_weight=weights, api=api,
-                    l1_penalty=l1, l2_penalty=l2)
+                    l1_penalty=l1, l2_penalty=l2, unit_matrices=matrices)
 
 
 # ------------------------------------------------------------------------------------------ methods
@@ -374,7 +407,7 @@ def refusal_expected(inst: Instance, method: str, oracle: Optional[str] = None) 
     if method == "cutting_plane" and oracle == "hull" and inst.cat_p < 1:
         return "the hull oracle needs a categorical exponent p >= 1"
     if method == "cutting_plane" and oracle == "sorting":
-        if inst.ordinal:
+        if inst.ordinal or inst.unit_matrices is not None:
             return "the sorting oracle needs the mismatch cost"
         if mutable.size and np.ptp(inst.delta[mutable]) > 0:
             return "the sorting oracle needs equal categorical weights"

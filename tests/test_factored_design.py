@@ -7,6 +7,7 @@ ones and the monolithic program, and the wide table the factoring is for."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 
@@ -161,3 +162,40 @@ def test_every_design_factored_still_equals_the_monolithic_program(seed, monkeyp
     cut = prob.compile(X, y, method="cutting_plane", **kw).solve()
     assert cut.status == "optimal" and cut.relative_gap <= 1e-6
     assert cut.objective == pytest.approx(mono.objective, rel=1e-6)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_nominal_changes_products_equal_the_dense_design(seed, monkeypatch):
+    """``A x`` and ``A' w`` as nominal rows plus sparse changes (:class:`.factored_design.NominalChanges`) equal the
+    dense design's, with the schema's columns and with the level-max columns of the barrier master (extended codes
+    ``a_l`` and ``a_l + 1`` in some rows), dense and sparse nominal rows."""
+    import drokit.conic.reformulations.row_terms as rt
+    from drokit.conic.reformulations.level_max import LevelMaxColumns
+    di = _bound(seed)
+    rows = enumerate_configurations(di) if count_configuration_rows(di) <= 5_000 else \
+        enumerate_configurations(di, nominal_only=True)
+    rng = np.random.default_rng(seed)
+    space = LevelMaxColumns(di)
+    layouts = [None] + ([space.layout] if space.active else [])
+    monkeypatch.setattr(rt, "NOMINAL_CHANGES_FRACTION", np.inf)
+    for layout in layouts:
+        if layout is not None:                # some rows at the m columns' codes
+            Z = rows.Z.copy()
+            for l in space.features:
+                pick = rng.random(Z.shape[0]) < 0.3
+                Z[pick, l] = space.real_levels[l] + rng.integers(0, 2, int(pick.sum()))
+            rows = dataclasses.replace(rows, Z=Z)
+        for dense_limit in (rt.DENSE_TERMS_LIMIT, 0):
+            monkeypatch.setattr(rt, "DENSE_TERMS_LIMIT", dense_limit)
+            terms = RowTerms(di, rows, layout)
+            monkeypatch.undo()
+            monkeypatch.setattr(rt, "NOMINAL_CHANGES_FRACTION", np.inf)
+            if terms.factored is not None:
+                continue
+            assert terms.changes is not None
+            pieces = 1 if di.loss.pieces is None else len(di.loss.pieces[0])
+            rep = np.repeat(np.arange(terms.rows.size), pieces)
+            A = dense_row_design(di, terms.rows, rep, layout)
+            x, w = rng.standard_normal(A.shape[1]), rng.standard_normal(A.shape[0])
+            np.testing.assert_allclose(terms.matvec(x), A @ x, rtol=1e-12, atol=1e-12)
+            np.testing.assert_allclose(terms.matvec_T(w), A.T @ w, rtol=1e-12, atol=1e-11)

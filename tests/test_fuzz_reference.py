@@ -1,8 +1,8 @@
 """Seeded fuzzing of drokit against the brute-force reference, in the suite (issue 21).
 
 ``tests/fuzz_instances.py`` draws tiny random instances (every loss, norm, categorical exponent, label
-cost, immutable and ordinal features, integer sample weights as repeated rows, radius 0 sometimes) and
-checks one fit against ``tests/reference/brute_force.py``; its docstring defines the failure
+cost, immutable and ordinal features, asymmetric level costs, integer sample weights as repeated rows, radius 0
+sometimes) and checks one fit against ``tests/reference/brute_force.py``; its docstring defines the failure
 categories.  Here:
 
 * ``test_fuzz_block``: :data:`N_INSTANCES` instances in blocks of :data:`BLOCK`; each instance is fitted

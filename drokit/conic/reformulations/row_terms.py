@@ -25,7 +25,7 @@ import scipy.sparse as sp
 
 from ...models.instance import DROInstance
 from ...oracles.enumeration import ConfigurationRows, RowIndex, take_rows
-from .factored_design import FactoredDesign, sorted_runs, use_factored
+from .factored_design import FactoredDesign, NominalChanges, sorted_runs, use_factored
 
 
 #: a term design is kept dense when it has at most this many entries (3.2e7: 256 MB; synthetic 10 + 10 at
@@ -41,6 +41,10 @@ CURVATURE_REFRESH = 0.3
 GATHER_FRACTION = 0.5
 #: rows of a sparse term design densified at a time for a Gram product (64 MB at 61 columns)
 GRAM_CHUNK = 131_072
+#: :class:`RowTerms` computes ``A x`` and ``A' w`` as nominal rows plus changes (:class:`.factored_design.NominalChanges`)
+#: when ``N D + 2 nnz(C)`` is at most this fraction of the ``K D`` entries of the term design (``K`` terms, ``D``
+#: columns): equal at synthetic 10 + 10 with N = 10,000 (0.2 ms), 1.4x faster at N = 100,000, 4x at 151 columns
+NOMINAL_CHANGES_FRACTION = 0.6
 
 
 @dataclass(frozen=True)
@@ -64,8 +68,14 @@ def dense_row_design(inst: DROInstance, rows: ConfigurationRows, rep: Optional[n
     """``[1, x_{n_k}, dummies(z_k)]`` per row (the leading 1 with an intercept) as a dense array, written in
     place (the same matrix as :func:`.dual.row_design`, without scipy.sparse); ``rep``: the rows to repeat, in
     order (one term per loss piece); ``layout``: the codes' columns (default: the schema's)."""
-    layout = CodeLayout.of(inst) if layout is None else layout
     sample, Z = (rows.sample, rows.Z) if rep is None else (rows.sample[rep], rows.Z[rep])
+    return design_of_codes(inst, sample, Z, layout)
+
+
+def design_of_codes(inst: DROInstance, sample: np.ndarray, Z: np.ndarray,
+                    layout: Optional[CodeLayout] = None) -> np.ndarray:
+    """:func:`dense_row_design` of the rows ``(sample[k], Z[k])``: ``[1, x_{sample_k}, dummies(Z_k)]``."""
+    layout = CodeLayout.of(inst) if layout is None else layout
     offset = int(inst.fit_intercept)
     n_num = inst.n_numerical
     out = np.zeros((sample.size, offset + layout.n_encoded))
@@ -87,8 +97,14 @@ def csr_row_design(inst: DROInstance, rows: ConfigurationRows, rep: Optional[np.
     2,300,000-row working set).  Written :data:`GRAM_CHUNK` rows at a time into arrays allocated once, with 32-bit
     indices when they fit: the full-width intermediates took three times the matrix's memory.  ``dummies_only``: the
     dummy columns alone (without the intercept and numerical columns: :mod:`.factored_design`'s ``DZ``)."""
-    layout = CodeLayout.of(inst) if layout is None else layout
     sample, Z = (rows.sample, rows.Z) if rep is None else (rows.sample[rep], rows.Z[rep])
+    return csr_design_of_codes(inst, sample, Z, layout, dummies_only)
+
+
+def csr_design_of_codes(inst: DROInstance, sample: np.ndarray, Z: np.ndarray, layout: Optional[CodeLayout] = None,
+                        dummies_only: bool = False) -> sp.csr_matrix:
+    """:func:`csr_row_design` of the rows ``(sample[k], Z[k])``."""
+    layout = CodeLayout.of(inst) if layout is None else layout
     K = sample.size
     offset, n_num = (0, 0) if dummies_only else (int(inst.fit_intercept), inst.n_numerical)
     lead = offset + n_num
@@ -136,6 +152,33 @@ def sparse_gram(A: sp.csr_matrix, root: np.ndarray, chunk: Optional[int] = None)
     return out
 
 
+def nominal_changes(inst: DROInstance, sample: np.ndarray, Z: np.ndarray,
+                    layout: CodeLayout) -> Optional[NominalChanges]:
+    """The term design of the rows ``(sample[k], Z[k])`` as nominal rows plus changes
+    (:class:`.factored_design.NominalChanges`), or ``None`` when that does not save :data:`NOMINAL_CHANGES_FRACTION`
+    of the reads of the plain design.  Every change of feature ``l`` from the sample's code ``o`` to ``v`` puts ``+1``
+    in ``v``'s dummy column (``v > 0``) and ``-1`` in ``o``'s (``o > 0``): the columns of :func:`design_of_codes`."""
+    n_cols = int(inst.fit_intercept) + layout.n_encoded
+    own = inst.data.Z[sample] if Z.shape[1] else Z
+    term, feature = np.nonzero(Z != own)
+    N = inst.n_samples
+    if N * n_cols + 4 * term.size > NOMINAL_CHANGES_FRACTION * sample.size * n_cols:
+        return None
+    first = int(inst.fit_intercept) + inst.n_numerical + layout.dummy_offsets[feature] - 1   # code c -> first + c
+    new, old = Z[term, feature], own[term, feature]
+    up, down = new > 0, old > 0
+    entries = np.r_[term[up], term[down]]
+    columns = np.r_[first[up] + new[up], first[down] + old[down]]
+    values = np.r_[np.ones(int(up.sum())), -np.ones(int(down.sum()))]
+    changes = sp.csr_matrix((values, (entries, columns)), shape=(sample.size, n_cols))
+    everyone = np.arange(N)
+    if N * (n_cols + 1) <= DENSE_TERMS_LIMIT:
+        nominal = design_of_codes(inst, everyone, inst.data.Z, layout)
+    else:
+        nominal = csr_design_of_codes(inst, everyone, inst.data.Z, layout)
+    return NominalChanges(nominal, changes, sample)
+
+
 class RowTerms:
     """The terms ``v_r(theta)`` of a working set of rows, sorted by sample (module docstring)."""
 
@@ -175,6 +218,8 @@ class RowTerms:
         else:
             self.A, self.dense = csr_row_design(inst, rows, rep, layout), None
         rep = np.arange(rows.size) if rep is None else rep
+        self.term_row = rep                       # each term's row in ``self.rows``
+        self.changes = None if self.factored is not None else nominal_changes(inst, rows.sample[rep], rows.Z[rep], layout)
         self.sigma, self.shift, self.cost = sigma[rep], shift[rep], rows.cost[rep]
         self.sample = rows.sample[rep]
         self.starts = np.flatnonzero(np.r_[True, np.diff(self.sample) != 0])
@@ -305,14 +350,16 @@ class RowTerms:
 
     def matvec(self, x: np.ndarray) -> np.ndarray:
         """``A x`` over the terms."""
-        if self.factored is not None:
-            return self.factored.matvec(x)
+        products = self.factored if self.factored is not None else self.changes
+        if products is not None:
+            return products.matvec(x)
         return self.A @ x if self.dense is None else self.dense @ x
 
     def matvec_T(self, w: np.ndarray) -> np.ndarray:
         """``A' w`` over the terms."""
-        if self.factored is not None:
-            return self.factored.matvec_T(w)
+        products = self.factored if self.factored is not None else self.changes
+        if products is not None:
+            return products.matvec_T(w)
         return self.A.T @ w if self.dense is None else self.dense.T @ w
 
     def row_dual(self, weight: np.ndarray, slope: np.ndarray):
