@@ -32,7 +32,8 @@ except ImportError:  # pragma: no cover
     pd = None
 
 
-def _is_dataframe(X) -> bool:
+def is_dataframe(X) -> bool:
+    """Whether ``X`` is a pandas DataFrame (False when pandas is not installed)."""
     return pd is not None and isinstance(X, pd.DataFrame)
 
 
@@ -131,8 +132,8 @@ class FeatureSchema:
         Without ``categorical_features``, a DataFrame column of numbers stored as strings (or of numbers
         in an ``object`` column) raises a :class:`DataError` naming it and the two fixes, instead of
         becoming a categorical feature with one level per distinct value."""
-        if _is_dataframe(X):
-            names = _unique_names(X)
+        if is_dataframe(X):
+            names = unique_names(X)
             if categorical_features is None:
                 cat_mask = [_is_categorical_dtype(X.iloc[:, j]) for j in range(X.shape[1])]
                 _refuse_numbers_as_text(X, names, cat_mask)
@@ -160,7 +161,7 @@ class FeatureSchema:
                     f"categorical features")
             cats = [list(c) for c in categories]
             for j, c in zip(categorical, cats):
-                if len(c) == 0 or len(set(map(_key, c))) != len(c):
+                if len(c) == 0 or len(set(map(level_key, c))) != len(c):
                     raise ParameterError(
                         f"categories of feature {names[j]!r} must be a non-empty list of distinct levels")
         ordered = [bool(getattr(getattr(columns[j], "dtype", None), "ordered", False) or False)
@@ -171,8 +172,8 @@ class FeatureSchema:
     # --------------------------------------------------------------- encoding
     def transform(self, X, handle_unknown: str = "error") -> MixedData:
         """Split ``X`` into the numerical block and categorical codes (level index per feature)."""
-        if _is_dataframe(X):
-            names = _unique_names(X)
+        if is_dataframe(X):
+            names = unique_names(X)
             if self.from_dataframe:
                 missing = [n for n in self.feature_names if n not in names]
                 if missing:
@@ -233,7 +234,7 @@ def _numbers_as_text(column) -> str:
     if isinstance(dtype, pd.CategoricalDtype) or pd.api.types.is_bool_dtype(dtype):
         return ""
     values = column.to_numpy(dtype=object)
-    values = values[~_is_missing(values)]
+    values = values[~is_missing(values)]
     try:
         uniques = pd.unique(values)
     except TypeError:  # unhashable values: not numbers
@@ -271,7 +272,7 @@ def _refuse_numbers_as_text(X, names: List[str], cat_mask: List[bool]) -> None:
         f"codes), list the categorical columns explicitly: categorical_features={declared}.")
 
 
-def _unique_names(X) -> List[str]:
+def unique_names(X) -> List[str]:
     """The DataFrame's column names as strings; they must be unique (columns are matched by name)."""
     names = [str(c) for c in X.columns]
     duplicated = sorted(n for n, count in Counter(names).items() if count > 1)
@@ -281,11 +282,13 @@ def _unique_names(X) -> List[str]:
     return names
 
 
-def _key(v: Any):
+def level_key(v: Any):
+    """A category level as a dictionary key: every NaN is the same key (``nan != nan``)."""
     return ("nan",) if (isinstance(v, float) and np.isnan(v)) else v
 
 
-def _is_missing(values: np.ndarray) -> np.ndarray:
+def is_missing(values: np.ndarray) -> np.ndarray:
+    """Elementwise: ``None`` or NaN (pandas' ``isna`` when pandas is installed: also ``pd.NA`` and ``NaT``)."""
     if pd is not None:
         return np.asarray(pd.isna(values), dtype=bool)
     return np.array([v is None or (isinstance(v, float) and np.isnan(v)) for v in values])
@@ -294,13 +297,13 @@ def _is_missing(values: np.ndarray) -> np.ndarray:
 def _levels_of(column, name: str) -> list:
     if pd is not None and isinstance(getattr(column, "dtype", None), pd.CategoricalDtype):
         values = column.to_numpy(dtype=object)
-        missing = _is_missing(values)
+        missing = is_missing(values)
         if missing.any():
             raise DataError(f"categorical column {name!r} has {int(missing.sum())} missing value(s); "
                             f"encode them as a level of their own (e.g. 'missing') first")
         return list(column.cat.categories)
     values = column.to_numpy() if hasattr(column, "to_numpy") else np.asarray(column)
-    missing = _is_missing(values)
+    missing = is_missing(values)
     if missing.any():
         raise DataError(f"categorical column {name!r} has {int(missing.sum())} missing value(s); "
                         f"encode them as a level of their own (e.g. 'missing') first")
@@ -320,14 +323,14 @@ def _codes(values, categories: list, name: str, handle_unknown: str) -> np.ndarr
     are looked up, so the cost per value is a C loop, not a Python call.
     """
     values = np.asarray(values, dtype=object)
-    missing = _is_missing(values)
+    missing = is_missing(values)
     if missing.any():
         raise DataError(f"categorical column {name!r} has {int(missing.sum())} missing value(s); "
                         f"encode them as a level of their own (e.g. 'missing') first")
-    index = {_key(c): i for i, c in enumerate(categories)}
+    index = {level_key(c): i for i, c in enumerate(categories)}
     inverse, uniques = _factorize(values)
     # floats from numpy arrays (e.g. 1.0) must match integer levels (1) and vice versa
-    lookup = np.fromiter((index.get(_key(v), index.get(_as_int(v), -1)) for v in uniques),
+    lookup = np.fromiter((index.get(level_key(v), index.get(as_int(v), -1)) for v in uniques),
                          dtype=np.int64, count=len(uniques))
     codes = lookup[inverse]
     unknown = codes < 0
@@ -377,7 +380,9 @@ def _factorize(values: np.ndarray):
     return np.asarray(inverse, dtype=np.int64), np.asarray(uniques, dtype=object)
 
 
-def _as_int(v):
+def as_int(v):
+    """``v`` as an int when it is an integral number or a string of one (``"2"``, ``2.0`` -> 2), else ``v``: the
+    second lookup of a level (a float or string column whose levels were given as ints)."""
     try:
         f = float(v)
         return int(f) if f.is_integer() else v

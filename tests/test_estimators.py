@@ -215,9 +215,9 @@ def test_dataframe_categorical_features_override_and_unused_categories():
 def _codes_per_value(values, categories, handle_unknown):
     """The reference encoding: one dictionary lookup per value (floats 1.0 match the level 1, and a
     value not found as is is looked up as an integer, e.g. "2" -> 2)."""
-    from drokit.schema import _as_int, _key
-    index = {_key(c): i for i, c in enumerate(categories)}
-    codes = np.array([index.get(_key(v), index.get(_as_int(v), -1)) for v in np.asarray(values, dtype=object)])
+    from drokit.schema import as_int, level_key
+    index = {level_key(c): i for i, c in enumerate(categories)}
+    codes = np.array([index.get(level_key(v), index.get(as_int(v), -1)) for v in np.asarray(values, dtype=object)])
     if handle_unknown == "ignore":
         codes[codes < 0] = 0
     return codes
@@ -242,8 +242,8 @@ def test_categorical_codes_are_vectorized_and_keep_their_semantics(values, categ
     assert (expected >= 0).all()
     big = np.concatenate([values] * 5000)
     calls = []
-    key = schema_module._key
-    monkeypatch.setattr(schema_module, "_key", lambda v: calls.append(v) or key(v))
+    key = schema_module.level_key
+    monkeypatch.setattr(schema_module, "level_key", lambda v: calls.append(v) or key(v))
     codes = schema_module._codes(big, categories, "col", "error")
     assert codes.dtype == np.int64
     np.testing.assert_array_equal(codes, np.tile(expected, 5000))

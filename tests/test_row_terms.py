@@ -161,9 +161,9 @@ def test_centered_gram_in_chunks_equals_the_definition(seed, monkeypatch):
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_row_margins_by_gathers_equal_the_design_product(seed):
-    """``worst_case.row_margins`` (numerical part per sample, one lookup per categorical feature) equals
+    """``oracles.rows.row_margins`` (numerical part per sample, one lookup per categorical feature) equals
     ``sigma (A beta + beta_0) - shift`` with the conic masters' design ``A`` (``dual.row_design``)."""
-    from drokit.evaluation.worst_case import row_margins
+    from drokit.oracles.rows import row_margins
     di = _bound(seed)
     rows = enumerate_configurations(di) if count_configuration_rows(di) <= 20_000 else \
         enumerate_configurations(di, nominal_only=True)

@@ -114,7 +114,7 @@ def test_bad_verbose_is_refused_by_name(bad):
 
 # ------------------------------------------------------------------------------------------ Ctrl-C
 def test_interrupt_stops_the_fit_and_keeps_the_best_model(credit, optimum, monkeypatch):
-    original, calls = phase_one_module._newton, []
+    original, calls = phase_one_module.damped_newton, []
 
     def newton_then_ctrl_c(*args, **kwargs):
         calls.append(1)
@@ -122,7 +122,7 @@ def test_interrupt_stops_the_fit_and_keeps_the_best_model(credit, optimum, monke
             os.kill(os.getpid(), signal.SIGINT)     # the handler only sets the flag: this solve finishes
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(phase_one_module, "_newton", newton_then_ctrl_c)
+    monkeypatch.setattr(phase_one_module, "damped_newton", newton_then_ctrl_c)
     est = _estimator()
     with pytest.raises(dk.FitInterrupted, match="interrupted") as err:
         est.fit(*credit)

@@ -35,7 +35,8 @@ def squared_euclidean_metric() -> GroundMetric:
     return GroundMetric(numerical=NormCost(p=2), categorical=MismatchCost(), label=LabelCost())
 
 
-def _theta(value, name: str) -> float:
+def positive_theta(value, name: str) -> float:
+    """``value`` as a number ``> 0`` (``np.inf`` allowed: that perturbation switched off); ``name`` is the argument's."""
     out = real_number(value, f"OTMoment {name}")
     if not (out > 0):  # also rejects NaN
         raise ParameterError(f"OTMoment {name} must be > 0 (np.inf switches that perturbation off), "
@@ -94,7 +95,7 @@ class OTMoment(ParamsMixin):
     # ------------------------------------------------------------ validation
     def validated(self) -> tuple:
         """``(theta1, theta2, divergence)`` checked: positive, not both infinite, a known divergence."""
-        theta1, theta2 = _theta(self.theta1, "theta1"), _theta(self.theta2, "theta2")
+        theta1, theta2 = positive_theta(self.theta1, "theta1"), positive_theta(self.theta2, "theta2")
         if np.isinf(theta1) and np.isinf(theta2):
             raise ParameterError("OTMoment theta1 and theta2 are both inf: nothing can be perturbed "
                                  "(set at least one finite)")

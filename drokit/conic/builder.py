@@ -14,7 +14,7 @@ Example (one exponential cone per sample, all at once)::
 
 from __future__ import annotations
 
-from typing import Dict, List, Sequence, Union
+from typing import Dict, List, Optional, Sequence, Union
 
 import numpy as np
 import scipy.sparse as sp
@@ -276,3 +276,9 @@ def _merge_adjacent(cones: List[ConeBlock]) -> List[ConeBlock]:
                 continue
         merged.append(block)
     return merged
+
+
+def linear_score(coef: Affine, intercept: Optional[Affine], design: sp.spmatrix) -> Affine:
+    """``f = design @ coef + beta_0`` for every row of ``design``."""
+    f = coef.premultiply(design)
+    return f + intercept.repeat(design.shape[0]) if intercept is not None else f

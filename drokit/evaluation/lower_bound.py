@@ -64,6 +64,7 @@ from ..losses.conjugate import conjugate, slope_domain
 from ..models.instance import DROInstance
 from ..oracles.enumeration import (ConfigurationRows, FractionalRows, concat_rows, enumerate_configurations,  # noqa: F401
                                    take_rows, unique_rows)
+from ..oracles.rows import row_losses, row_margins
 
 #: the multiplier program looks for KKT multipliers among the rows within these relative distances of their
 #: sample's maximum at the model, wider while the bound is not tight: a model optimal to a solver's tolerance
@@ -231,7 +232,6 @@ def _near_maximizers(inst: DROInstance, rows: ConfigurationRows, intercept: floa
                      support, rtol: float) -> ConfigurationRows:
     """The rows of ``rows`` within ``rtol * max(1, |value|)`` of their sample's maximum of ``l_k - lam* c_k``
     (the maxima from the worst-case ``support``'s bracketing maximizers)."""
-    from .worst_case import row_losses
     lam = support.lam if np.isfinite(support.lam) else 0.0
     best_rows = support.candidates
     top = np.full(inst.n_samples, -np.inf)
@@ -551,7 +551,6 @@ def penalty_split(g_L: np.ndarray, gamma: np.ndarray, p_norm: float, room: float
 
 # ------------------------------------------------------------------------------------------ pieces
 def _margins(inst: DROInstance, rows: ConfigurationRows, intercept: float, coef: np.ndarray) -> np.ndarray:
-    from .worst_case import row_margins
     return row_margins(inst, rows, intercept, coef)
 
 

@@ -27,7 +27,7 @@ from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 
 from ..exceptions import DataError, ParameterError
-from ..schema import _is_dataframe
+from ..schema import is_dataframe
 from . import scores as _scores
 from .shift import SCENARIOS, ShiftedSets, seed_sequence, simulate_shift
 
@@ -290,7 +290,7 @@ def robustness_report(models, X_test, y_test, *, shifts=None, shift_model=None, 
     """
     if pd is None:  # pragma: no cover
         raise ImportError("robustness_report needs pandas")
-    if not _is_dataframe(X_test):
+    if not is_dataframe(X_test):
         raise DataError(f"robustness_report: X_test must be a pandas DataFrame, got {type(X_test).__name__}")
     named = _named_models(models)
     metrics = _checked_names(metrics, METRICS, "metrics", "robustness_report")

@@ -17,7 +17,7 @@ from typing import Optional, Tuple
 import numpy as np
 
 from ..exceptions import DataError, ParameterError
-from ..schema import _is_missing
+from ..schema import is_missing
 
 #: probabilities are clipped to ``[LOG_LOSS_EPS, 1 - LOG_LOSS_EPS]`` inside the log-loss
 LOG_LOSS_EPS = 1e-15
@@ -41,7 +41,7 @@ def binary_targets(y_true, pos_label=None, *, where: str = "score") -> np.ndarra
     if y.dtype.kind == "f" and np.isnan(y).any():
         first = int(np.flatnonzero(np.isnan(y))[0])
         raise DataError(f"{where}: y_true contains NaN (first at index {first})")
-    if y.dtype.kind == "O" and _is_missing(y).any():
+    if y.dtype.kind == "O" and is_missing(y).any():
         raise DataError(f"{where}: y_true contains missing values (None / NaN)")
     labels = np.unique(y)
     if labels.size > 2:

@@ -32,7 +32,7 @@ import numpy as np
 from ..exceptions import DataError, ParameterError
 from ..metrics.calibration import Calibration, laplace_scale
 from ..metrics.ground import GroundMetric
-from ..schema import FeatureSchema, _is_dataframe, _unique_names
+from ..schema import FeatureSchema, is_dataframe, unique_names
 from .scores import positive_int
 
 try:
@@ -230,7 +230,7 @@ def simulate_shift(X, model, n_sets: int, seed=None, scenario: str = "expected",
         (categorical columns keep their categories; integer numerical columns that move become
         float).  The draws are vectorized over sets, rows and columns.
     """
-    if not _is_dataframe(X):
+    if not is_dataframe(X):
         raise DataError(f"simulate_shift: X must be a pandas DataFrame, got {type(X).__name__}; wrap an "
                         f"array with pd.DataFrame(X, columns=...)")
     positive_int(n_sets, "n_sets", "simulate_shift")
@@ -324,7 +324,7 @@ def _shift_model(X, model, categorical_features):
 
 
 def _from_calibration(X, cal: Calibration):
-    names = _unique_names(X)
+    names = unique_names(X)
     known = list(cal.rho_numerical) + list(cal.rho_categorical)
     missing = [c for c in known if c not in names]
     extra = [c for c in names if c not in known]

@@ -25,6 +25,8 @@ from ..exceptions import ProblemTooLargeError, SolverError
 from ..models.instance import DROInstance
 from ..oracles.enumeration import (ConfigurationRows, count_configuration_rows,
                                    enumerate_configurations)
+# the row algebra of a fixed model lives in drokit.oracles.rows; its names stay importable from here
+from ..oracles.rows import lambda_floor, row_losses
 
 #: largest enumeration the exact evaluator builds (configuration rows)
 MAX_EVALUATION_ROWS = 2_000_000
@@ -47,41 +49,6 @@ class WorstCaseValue:
     rows: ConfigurationRows
     losses: np.ndarray   # l_k per row
     mass: np.ndarray     # worst-case probability mass per row (sums to 1 without the numerical tail)
-
-
-def row_margins(inst: DROInstance, rows: ConfigurationRows, intercept: float, coef: np.ndarray) -> np.ndarray:
-    """``u_k = sigma_k f(x_{n_k}, z_k) - shift_k``: the loss argument of every configuration row, with
-    ``f(x, z) = beta_0 + beta_x' x + sum_l w_l(z_l)`` (``w_l(v)`` the coefficient of level ``v``, 0 at the reference
-    level) by gathers: the numerical part once per sample, one lookup per categorical feature and row.  No design
-    matrix is built (a 2,260,000-row working set's took 0.6 GB at N = 1,000,000)."""
-    sigma, shift = inst.row_signs(rows.sample, rows.flip)
-    coef = np.asarray(coef, dtype=float)
-    score = (inst.data.X @ coef[:inst.n_numerical])[rows.sample] + inst.schema.level_scores(rows.Z, coef)
-    return sigma * (score + intercept) - shift
-
-
-def row_losses(inst: DROInstance, rows: ConfigurationRows, intercept: float, coef: np.ndarray) -> np.ndarray:
-    """``L(u_k)`` for every configuration row at the fixed model."""
-    return inst.loss.value(row_margins(inst, rows, intercept, coef))
-
-
-def lambda_floor(inst: DROInstance, coef: np.ndarray) -> float:
-    """``lip(L) ||Gamma^{-1} beta_x||_*`` (and ``lip(L)/kappa`` in regression).
-
-    A loss with ``lip(L) = inf`` (growing faster than linearly): ``inf`` as soon as a numerical move or a
-    regression label move can raise the loss at a finite cost, else 0 (``0 * inf = 0``); at radius 0 only
-    costless moves count (a weight-0 column with a nonzero coefficient: ``inf``)."""
-    lip = float(inst.loss.lipschitz)
-    norm = inst.metric.dual_norm(np.asarray(coef)[: inst.n_numerical])
-    if np.isinf(lip):
-        if inst.radius == 0:
-            return 0.0 if np.isfinite(norm) else np.inf
-        label = not inst.is_classification and np.isfinite(inst.metric.kappa)
-        return 0.0 if norm == 0 and not label else np.inf
-    lam_min = lip * norm
-    if not inst.is_classification and np.isfinite(inst.metric.kappa):
-        lam_min = max(lam_min, lip / inst.metric.kappa)
-    return float(lam_min)
 
 
 def worst_case_value(inst: DROInstance, intercept: float, coef: np.ndarray,

@@ -66,7 +66,8 @@ from ..exceptions import DataError, ParameterError, ProblemTooLargeError, Solver
 from ..models.instance import DROInstance
 from ..oracles.enumeration import (ConfigurationRows, concat_rows, count_configuration_rows,
                                    enumerate_configurations, take_rows, unique_rows)
-from .worst_case import MAX_EVALUATION_ROWS, lambda_floor, row_losses, row_margins
+from ..oracles.rows import lambda_floor, row_losses, row_margins
+from .worst_case import MAX_EVALUATION_ROWS
 
 #: the methods of :func:`worst_case`
 METHODS = ("auto", "enumeration", "oracle")
@@ -190,7 +191,7 @@ class WorstCaseResult:
         for k, j in enumerate(schema.numerical):
             cols[schema.feature_names[j]] = self._X_num[:, k]
         for k, (j, cats) in enumerate(zip(schema.categorical, schema.categories)):
-            cols[schema.feature_names[j]] = _take_levels(cats, self._Z[:, k])
+            cols[schema.feature_names[j]] = take_levels(cats, self._Z[:, k])
         names = list(schema.feature_names)
         mass = self.atoms["mass"].to_numpy().copy()
         if schema.from_dataframe:
@@ -237,7 +238,8 @@ class WorstCaseResult:
                 f"gap={self.gap:.1e})")
 
 
-def _take_levels(categories: Sequence, codes: np.ndarray) -> np.ndarray:
+def take_levels(categories: Sequence, codes: np.ndarray) -> np.ndarray:
+    """The levels ``categories[codes]`` (an object array: levels of any type, NaN included)."""
     levels = np.empty(len(categories), dtype=object)
     levels[:] = list(categories)
     return levels[codes]
@@ -654,7 +656,7 @@ def _result(inst: DROInstance, classes, *, value, nominal_risk, lam, lam_min, ro
                "label": labels, "flipped": rows.flip.astype(bool)}
     for k, (name, cats) in enumerate(zip(schema.categorical_names, schema.categories)):
         key = name if name not in _RESERVED else f"feature:{name}"
-        columns[key] = _take_levels(cats, rows.Z[:, k])
+        columns[key] = take_levels(cats, rows.Z[:, k])
     columns["changed"] = changed
     columns["n_changed"] = changed_mask.sum(axis=1).astype(int) + rows.flip.astype(int)
     atoms = pd.DataFrame(columns)

@@ -74,7 +74,7 @@ class Adversarial(Loss):
     # ------------------------------------------------------------ validation
     @property
     def inner(self) -> Loss:
-        from . import get_loss
+        from .registry import get_loss
         inner = get_loss(self.loss)
         if isinstance(inner, Adversarial):
             raise ParameterError("Adversarial(loss=...) must wrap a plain loss, not another Adversarial")

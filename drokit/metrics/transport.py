@@ -43,7 +43,7 @@ from scipy.optimize import linear_sum_assignment, linprog
 from scipy.spatial.distance import cdist
 
 from ..exceptions import DataError, ParameterError, ProblemTooLargeError, SolverError
-from ..schema import FeatureSchema, MixedData, _as_int, _is_dataframe, _is_missing, _key
+from ..schema import FeatureSchema, MixedData, as_int, is_dataframe, is_missing, level_key
 from .ground import GroundMetric, ResolvedMetric
 from .scales import fitted_metric
 
@@ -173,7 +173,7 @@ def _split(P, name: str):
         X, y = P, None
     if X is None:
         raise DataError(f"{name} has no features (X is None)")
-    if not _is_dataframe(X):
+    if not is_dataframe(X):
         arr = X if isinstance(X, np.ndarray) else np.asarray(X, dtype=object)
         if arr.ndim != 2:
             raise DataError(f"{name}: X must be 2-dimensional (samples x features), got shape "
@@ -192,8 +192,8 @@ def _split(P, name: str):
         if y.shape[0] != X.shape[0]:
             raise DataError(f"{name}: X and y have different lengths ({X.shape[0]} rows, "
                             f"{y.shape[0]} labels)")
-        if y.dtype == object and _is_missing(y).any():
-            raise DataError(f"{name}: y has {int(_is_missing(y).sum())} missing value(s)")
+        if y.dtype == object and is_missing(y).any():
+            raise DataError(f"{name}: y has {int(is_missing(y).sum())} missing value(s)")
         if y.dtype.kind in "fc" and not np.all(np.isfinite(y)):
             bad = ~np.isfinite(y)
             raise DataError(f"{name}: y has {int(bad.sum())} NaN/inf value(s) (first at row "
@@ -202,7 +202,7 @@ def _split(P, name: str):
 
 
 def _check_columns(Xp, Xq) -> None:
-    if _is_dataframe(Xp) and _is_dataframe(Xq):
+    if is_dataframe(Xp) and is_dataframe(Xq):
         cp_, cq_ = [str(c) for c in Xp.columns], [str(c) for c in Xq.columns]
         missing = [c for c in cp_ if c not in cq_]
         extra = [c for c in cq_ if c not in cp_]
@@ -216,7 +216,7 @@ def _check_columns(Xp, Xq) -> None:
 def _column(schema: FeatureSchema, X, j: int):
     """Column ``j`` of the schema in ``X`` (by name for a DataFrame fitted on one, else position);
     ``None`` when it is absent (``transform`` reports that)."""
-    if _is_dataframe(X):
+    if is_dataframe(X):
         names = [str(c) for c in X.columns]
         if schema.from_dataframe:
             name = schema.feature_names[j]
@@ -238,9 +238,9 @@ def _add_q_levels(schema: FeatureSchema, Xq, allow: bool) -> None:
             values = list(col.cat.categories)
         else:
             distinct = np.asarray(pd.unique(np.asarray(col, dtype=object)), dtype=object)
-            values = list(distinct[~_is_missing(distinct)])  # missing values: transform reports them
-        index = {_key(c) for c in cats}
-        unseen = [v for v in values if _key(v) not in index and _as_int(v) not in index]
+            values = list(distinct[~is_missing(distinct)])  # missing values: transform reports them
+        index = {level_key(c) for c in cats}
+        unseen = [v for v in values if level_key(v) not in index and as_int(v) not in index]
         if not unseen:
             continue
         if declared or allow:

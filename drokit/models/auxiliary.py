@@ -15,7 +15,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 
 from ..exceptions import ParameterError
 from ..params import real_number
-from ..schema import _is_dataframe
+from ..schema import is_dataframe
 
 
 class AuxiliaryMixture(ClassifierMixin, BaseEstimator):
@@ -45,7 +45,7 @@ class AuxiliaryMixture(ClassifierMixin, BaseEstimator):
         if self.estimator is None or self.X_aux is None or self.y_aux is None:
             raise ParameterError("AuxiliaryMixture needs estimator, X_aux and y_aux")
         n, n_aux = len(y), len(self.y_aux)
-        if _is_dataframe(X):
+        if is_dataframe(X):
             import pandas as pd
             X_all = pd.concat([X, self.X_aux], ignore_index=True)
         else:

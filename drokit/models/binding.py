@@ -48,10 +48,10 @@ def bind_fitted_model(model, X, y, ambiguity=None, *, schema: Optional[FeatureSc
     from sklearn.utils.validation import check_is_fitted
 
     from ..losses.base import CLASSIFICATION
-    from .estimators import _DROLinearModel
+    from .estimators import DROLinearModel
     from .problem import Problem
 
-    if isinstance(model, _DROLinearModel):
+    if isinstance(model, DROLinearModel):
         try:
             check_is_fitted(model, "result_")
         except NotFittedError:

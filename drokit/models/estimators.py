@@ -46,7 +46,7 @@ class _probabilistic:
         return MethodType(self.fn, obj)
 
 
-class _DROLinearModel(BaseEstimator):
+class DROLinearModel(BaseEstimator):
     """Shared fit/decision logic of the DRO linear estimators."""
 
     _task: str = CLASSIFICATION
@@ -174,7 +174,7 @@ class _DROLinearModel(BaseEstimator):
         return tags
 
 
-class DROClassifier(ClassifierMixin, _DROLinearModel):
+class DROClassifier(ClassifierMixin, DROLinearModel):
     """Distributionally robust binary linear classifier.
 
     Solves ``min_beta sup_{Q in B} E_Q[L(y (beta_0 + beta_x^T x + beta_z^T z))]`` over a Wasserstein ball
@@ -330,7 +330,7 @@ class DROClassifier(ClassifierMixin, _DROLinearModel):
         return tags
 
 
-class DRORegressor(RegressorMixin, _DROLinearModel):
+class DRORegressor(RegressorMixin, DROLinearModel):
     """Distributionally robust linear regressor: ``min_beta sup_{Q in B} E_Q[L(f(x, z) - y)]``.
 
     Same parameters as :class:`DROClassifier`; ``loss`` is ``"huber"`` (default, delta = 1),

@@ -20,6 +20,7 @@ from threadpoolctl import ThreadpoolController
 from ..ambiguity.wasserstein import Wasserstein
 from ..conic.reformulations import MAX_CONFIGURATIONS, CompiledProgram, compile_instance
 from ..oracles import count_configuration_rows, make_oracle
+from ..oracles.rows import row_margins
 from ..params import component
 from ..exceptions import DataError, FitInterrupted, ParameterError, SolverError
 from ..gaps import gap_scale
@@ -232,7 +233,6 @@ def _loss_arguments(inst: DROInstance, result: FitResult) -> np.ndarray:
     """The loss arguments of the fitted model at its nominal rows (every label family) and, at radius > 0, at
     each sample's worst configuration row (the default oracle at the result's lambda): where tangents of an
     outer-approximated loss matter."""
-    from ..evaluation.worst_case import row_margins
     from ..oracles.enumeration import enumerate_configurations
     coef, intercept = np.asarray(result.coef, dtype=float), float(result.intercept)
     rows = enumerate_configurations(inst, nominal_only=True)

@@ -18,7 +18,7 @@ import scipy.sparse as sp
 from sklearn.exceptions import DataConversionWarning
 
 from ..exceptions import DataError, ParameterError
-from ..schema import FeatureSchema, MixedData, _is_dataframe, _is_missing, _unique_names
+from ..schema import FeatureSchema, MixedData, is_dataframe, is_missing, unique_names
 
 try:
     import pandas as pd
@@ -29,7 +29,7 @@ except ImportError:  # pragma: no cover
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def _user_stacklevel() -> int:
+def user_stacklevel() -> int:
     """``stacklevel`` (for a warning issued by our caller) of the first frame outside drokit."""
     level, frame = 2, sys._getframe(2)  # level 1 is our caller (the function that warns)
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
@@ -47,7 +47,7 @@ def as_1d(y, n_samples: int) -> np.ndarray:
     if y.ndim == 2 and y.shape[1] == 1:
         warnings.warn("A column-vector y was passed when a 1d array was expected. Please change the "
                       "shape of y to (n_samples,), for example using ravel().", DataConversionWarning,
-                      stacklevel=_user_stacklevel())
+                      stacklevel=user_stacklevel())
         y = y.ravel()
     if y.ndim != 1:
         raise DataError(f"y must be 1-dimensional, got shape {y.shape}")
@@ -62,8 +62,8 @@ def class_labels(y, n_samples: int) -> np.ndarray:
     y = as_1d(y, n_samples)
     if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
         raise DataError(f"y has {int((~np.isfinite(y)).sum())} NaN/inf value(s)")
-    if y.dtype == object and _is_missing(y).any():
-        raise DataError(f"y has {int(_is_missing(y).sum())} missing value(s)")
+    if y.dtype == object and is_missing(y).any():
+        raise DataError(f"y has {int(is_missing(y).sum())} missing value(s)")
     try:
         classes = np.unique(y)
     except TypeError:  # labels of mixed, unorderable types (e.g. 1 and "a")
@@ -187,17 +187,17 @@ def check_features(X, schema: FeatureSchema, *, owner: str = "the model", handle
     X = check_array_2d(X, argument)
     fitted = list(schema.feature_names)
     positional = True
-    if _is_dataframe(X):
-        names = _unique_names(X)
+    if is_dataframe(X):
+        names = unique_names(X)
         if schema.from_dataframe:
             _check_column_names(names, fitted, owner, argument)
             positional = False
         else:
             warnings.warn(f"{argument} has feature names, but {owner} was fitted without feature names",
-                          UserWarning, stacklevel=_user_stacklevel())
+                          UserWarning, stacklevel=user_stacklevel())
     elif schema.from_dataframe:
         warnings.warn(f"{argument} does not have valid feature names, but {owner} was fitted with feature "
-                      f"names", UserWarning, stacklevel=_user_stacklevel())
+                      f"names", UserWarning, stacklevel=user_stacklevel())
     if X.shape[1] != len(fitted):
         raise DataError(f"{argument} has {X.shape[1]} features, but {owner} is expecting {len(fitted)} "
                         f"features as input (the columns of fit: {_shown(fitted)}).")

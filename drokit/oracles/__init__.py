@@ -32,7 +32,7 @@ def make_oracle(inst, name: str = "auto", max_configurations: int = 1_000_000):
         from .sorting import SortingOracle
         return SortingOracle(inst)
     if name == "enumeration":
-        from ..conic.reformulations.paths import check_enumeration_size
+        from .rows import check_enumeration_size
         check_enumeration_size(inst, "cutting_plane", max_configurations)
         return EnumerationOracle(inst)
     raise ParameterError(f"unknown oracle {name!r}; choose one of {list(ORACLES)}")

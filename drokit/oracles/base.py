@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING, Sequence, Tuple
 
 import numpy as np
 
-if TYPE_CHECKING:  # only for annotations: enumeration.py imports this module
+from .rows import ConfigurationRows
+
+if TYPE_CHECKING:  # only for annotations
     from ..models.instance import DROInstance
-    from .enumeration import ConfigurationRows
 
 
 #: default cap on the near-active rows an oracle returns per sample
@@ -65,7 +66,7 @@ class SeparationOracle:
         return float(lam_ * radius + self.inst.p @ sep.violation)
 
 
-def _candidate_values(inst: "DROInstance", f0: np.ndarray, extremes: Sequence[np.ndarray], distance: np.ndarray,
+def candidate_values(inst: "DROInstance", f0: np.ndarray, extremes: Sequence[np.ndarray], distance: np.ndarray,
                       lam: float, s: np.ndarray, reachable: np.ndarray | None):
     """Per label family and extreme ``e``: ``(family, e, values)``, ``values`` the ``(N, B)`` table of
     ``L(sigma_f (f0 + G_e[:, j]) - shift_f) - lam (distance_j + extra_f) - s`` (``-inf`` where unreachable)."""
@@ -95,7 +96,7 @@ def best_over_budgets(inst: "DROInstance", f0: np.ndarray, extremes: Sequence[np
     sample, the budget index, the extreme and the label flip attaining them (first maximum in the
     order families x extremes).
     """
-    return maxima_of_candidates(f0.shape[0], _candidate_values(inst, f0, extremes, distance, lam, s, reachable))
+    return maxima_of_candidates(f0.shape[0], candidate_values(inst, f0, extremes, distance, lam, s, reachable))
 
 
 def maxima_of_candidates(N: int, candidates) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -127,7 +128,7 @@ def near_over_budgets(inst: "DROInstance", f0: np.ndarray, extremes: Sequence[np
     They are exact configuration rows (each attains the extreme total gain of its budget), so adding them to
     a working set is always valid; they are the rows a small move of the model can make maximal."""
     parts = []
-    for family, e, vals in _candidate_values(inst, f0, extremes, distance, lam, s, reachable):
+    for family, e, vals in candidate_values(inst, f0, extremes, distance, lam, s, reachable):
         n, j = np.nonzero(vals >= (best - margin)[:, None])
         keep = ~((j == chosen[0][n]) & (e == chosen[1][n]) & (family.flip == chosen[2][n]))
         n, j = n[keep], j[keep]
@@ -151,7 +152,6 @@ def largest_per_sample(sample: np.ndarray, value: np.ndarray, limit: int) -> np.
 def configuration_rows(inst: "DROInstance", sample: np.ndarray, Z: np.ndarray, distance: np.ndarray,
                        flip: np.ndarray) -> "ConfigurationRows":
     """Rows of the given samples and configurations, with cost ``distance + kappa flip``."""
-    from .enumeration import ConfigurationRows
     kappa = inst.metric.kappa
     cost = distance + np.where(flip, kappa if np.isfinite(kappa) else 0.0, 0.0)
     return ConfigurationRows(sample=np.asarray(sample, dtype=int), Z=Z, cost=cost, flip=np.asarray(flip, bool))
@@ -161,7 +161,6 @@ def one_row_per_sample(inst: "DROInstance", Z: np.ndarray, distance: np.ndarray,
                        violation: np.ndarray) -> Separation:
     """A :class:`Separation` with row ``n`` = sample ``n``, configuration ``Z[n]``, cost
     ``distance[n] + kappa flip[n]`` and no near-active rows."""
-    from .enumeration import ConfigurationRows
     rows = configuration_rows(inst, np.arange(Z.shape[0]), Z, distance, flip)
     empty = ConfigurationRows(np.zeros(0, int), np.zeros((0, Z.shape[1]), int), np.zeros(0),
                               np.zeros(0, bool))

@@ -43,7 +43,7 @@ from typing import List, Tuple
 import numpy as np
 
 from ..models.instance import DROInstance
-from .base import (NEAR_LIMIT, Separation, SeparationOracle, _candidate_values, best_over_budgets,
+from .base import (NEAR_LIMIT, Separation, SeparationOracle, candidate_values, best_over_budgets,
                    configuration_rows, inverse_permutation, maxima_of_candidates, near_over_budgets,
                    one_row_per_sample)
 from .lattice import MAX_BUDGETS, budget_lattice, layer_costs, round_budgets
@@ -284,7 +284,7 @@ class FixedModelSeparation:
         self.tables = None
         if entries <= FIXED_TABLE_ENTRIES:
             self.tables = [(family, e, vals) for family, e, vals in
-                           _candidate_values(self.inst, self.f0, self.extremes, oracle.distance, 0.0, self.zeros,
+                           candidate_values(self.inst, self.f0, self.extremes, oracle.distance, 0.0, self.zeros,
                                              None)]
 
     def _best(self, lam: float):
@@ -293,7 +293,7 @@ class FixedModelSeparation:
                                      self.reachable)
         distance, s = self.oracle.distance, self.zeros
 
-        def candidates():       # the arithmetic of _candidate_values, on the kept loss values
+        def candidates():       # the arithmetic of candidate_values, on the kept loss values
             for family, e, loss in self.tables:
                 vals = loss - (lam * (distance + family.extra_cost))[None, :] - s[:, None]
                 if self.reachable is not None:

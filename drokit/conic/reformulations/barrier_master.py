@@ -60,6 +60,7 @@ import numpy as np
 from ...gaps import GAP_FLOOR   # the gaps ``tol`` and ``accept`` are relative to ``max(|upper|, GAP_FLOOR)``
 from ...models.instance import DROInstance
 from ...oracles.enumeration import ConfigurationRows, concat_rows, take_rows, unique_rows
+from ...oracles.rows import lambda_floor
 from .level_max import LevelMaxColumns
 from .centering import center
 from .epigraph import EpigraphBarrier
@@ -186,7 +187,6 @@ def barrier_master(inst: DROInstance, oracle, rows: ConfigurationRows, intercept
     radius 0.1: without them the centering wandered to a point of value 0.648 (optimum 0.5306), the oracle returned
     9,497 new rows and the method gave up; with them it certifies in 3 centerings, 2.2 s."""
     from ...evaluation.lower_bound import lagrangian_bound
-    from ...evaluation.worst_case import lambda_floor
     t0 = time.perf_counter()
     N = inst.n_samples
     tangent_loss = bool(getattr(inst.loss, "outer_approximation", False))

@@ -76,7 +76,8 @@ from ...models.instance import DROInstance, LabelFamily
 from ...oracles.enumeration import count_configuration_rows
 from ..builder import Affine, ProgramBuilder
 from ..program import ConicProgram
-from .dual import CompiledProgram, declare_parameters, finish_dual_program, linear_score
+from ..builder import linear_score
+from .dual import CompiledProgram, declare_parameters, finish_dual_program
 
 
 def check_box_applicable(inst: DROInstance) -> tuple[np.ndarray, np.ndarray]:

@@ -54,7 +54,7 @@ import scipy.sparse as sp
 
 from ...models.instance import DROInstance
 from ...oracles.enumeration import ConfigurationRows
-from ..builder import Affine, ProgramBuilder
+from ..builder import Affine, ProgramBuilder, linear_score
 
 
 @dataclass
@@ -151,7 +151,6 @@ def add_budget_cuts(pb: ProgramBuilder, inst: DROInstance, coef: Affine, interce
     of the class, whose top-``c_k`` sum is the plain sum, so ``t_{kc}`` is omitted and ``w_{kl}`` is free
     -- the general form would leave ``t -> -inf`` a ray of constant objective (and ``c_k = 0`` one with
     ``t -> +inf``), which interior-point solvers do not tolerate."""
-    from .dual import linear_score
     K = cuts.size
     if K == 0:
         return

@@ -61,6 +61,7 @@ from ...gaps import GAP_FLOOR, relative_gap
 from ...models.instance import DROInstance
 from ...oracles.enumeration import (ConfigurationRows, concat_rows, enumerate_configurations, row_keys, take_rows,
                                     unique_rows)
+from ...oracles.rows import lambda_floor, row_margins
 from ...solvers.base import solve_with_retries
 from ...run_control import RunControl, estimate_rest
 from ..program import ConicProgram
@@ -209,7 +210,6 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
     ``options.verbose``): progress lines, the record of every master's solver attempts, and a stop at the next
     step -- with the best model found and its bounds, ``converged=False`` and ``stop_reason`` -- once the fit's
     time limit has passed or an interrupt arrived (the masters get the time left as the solver's limit)."""
-    from ...evaluation.worst_case import lambda_floor
     options.validate()
     adversarial = hasattr(inst.loss, "at")
     outer = bool(getattr(inst.loss, "outer_approximation", False))
@@ -424,7 +424,6 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
         sep = oracle.separate(intercept, coef, lam, s, near_margin=options.near_margin)
         tangents_added = 0
         if outer:  # tangent cuts of an outer-approximated loss at the separated and working rows
-            from ...evaluation.worst_case import row_margins
             tangents_added = inst.loss.add_tangents(np.concatenate([row_margins(inst, sep.rows, intercept, coef),
                                                                     row_margins(inst, work, intercept, coef)]))
         if lam >= lam_min:

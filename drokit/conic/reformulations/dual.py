@@ -29,8 +29,10 @@ import scipy.sparse as sp
 
 from ...models.instance import DROInstance
 from ...oracles.enumeration import ConfigurationRows
-from ..builder import Affine, ProgramBuilder
+from ...oracles.rows import row_design  # noqa: F401  (importable from here, as before)
+from ..builder import Affine, ProgramBuilder, linear_score
 from ..program import ConicProgram
+from .budget_cuts import add_budget_cuts
 
 
 class CompiledProgram:
@@ -70,12 +72,6 @@ class CompiledProgram:
         return not callable(self._program)
 
 
-def row_design(inst: DROInstance, rows: ConfigurationRows) -> sp.csr_matrix:
-    """``[x_{n_k}, dummies(z_k)]`` for every configuration row (K, n_encoded)."""
-    X = inst.data.X[rows.sample]
-    return sp.hstack([sp.csr_matrix(X), inst.schema.dummies(rows.Z)], format="csr")
-
-
 def build_dual_program(inst: DROInstance, rows: ConfigurationRows, *, radius_zero: bool = False,
                        box: Optional[Tuple[np.ndarray, np.ndarray]] = None, budget=None):
     """Assemble the program above; returns the :class:`ConicProgram`.
@@ -106,7 +102,6 @@ def build_dual_program(inst: DROInstance, rows: ConfigurationRows, *, radius_zer
     lam = pb.var("lambda", 1)
     inst.loss.epigraph(pb, u, t + lam.repeat(rows.size) * rows.cost)
     if budget is not None:
-        from .budget_cuts import add_budget_cuts
         add_budget_cuts(pb, inst, coef, intercept, s, lam, budget)
     finish_dual_program(pb, inst, coef, s, lam)
     return pb.build()
@@ -123,12 +118,6 @@ def declare_parameters(pb: ProgramBuilder, inst: DROInstance) -> Tuple[Affine, O
     if declare is not None:  # an adversarial loss: its attack shift tau >= alpha ||beta_x||_* (thesis Obs. 7)
         declare(pb, coef[np.arange(inst.n_numerical)])
     return coef, intercept, s
-
-
-def linear_score(coef: Affine, intercept: Optional[Affine], design: sp.spmatrix) -> Affine:
-    """``f = design @ coef + beta_0`` for every row of ``design``."""
-    f = coef.premultiply(design)
-    return f + intercept.repeat(design.shape[0]) if intercept is not None else f
 
 
 def finish_dual_program(pb: ProgramBuilder, inst: DROInstance, coef: Affine, s: Affine, lam: Affine) -> None:

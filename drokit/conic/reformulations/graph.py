@@ -76,7 +76,8 @@ from ...oracles.graph import (MERGED, GraphTemplate, Order, SinkTerms, graph_siz
                               template_for)
 from ...schema import MixedData
 from ..builder import Affine, ProgramBuilder
-from .dual import CompiledProgram, declare_parameters, finish_dual_program, linear_score
+from ..builder import linear_score
+from .dual import CompiledProgram, declare_parameters, finish_dual_program
 
 VARIANTS = ("compact", "full")
 

@@ -113,7 +113,7 @@ Accuracy and time
 -----------------
 The programs have large optimal faces (the ``z`` of non-binding rows, the ``s``-shift, many optimal
 couplings in the dual), and Clarabel often ends ``AlmostSolved`` a little short of its 1e-8 tolerances, or
-stalls (``InsufficientProgress``) on its first attempt for ``N = N_hat = 100``.  :func:`_solve_program`
+stalls (``InsufficientProgress``) on its first attempt for ``N = N_hat = 100``.  :func:`solve_program`
 verifies an ``AlmostSolved`` answer (primal feasibility, dual residual, gap <= 1e-6) and otherwise retries
 with the back-end's retry settings.  Measured (n = 5, logistic, attack, Clarabel, 2 cores): N = N_hat = 20:
 4.8k variables, 1,600 exp cones, 0.2 s; 50: 30k variables, 10k exp cones, 1.2-2.6 s; 100: 120k variables,
@@ -236,7 +236,9 @@ def _loss_and_attack(loss, attack):
     return loss, lip, attack
 
 
-def _validate(X, y, X_aux, y_aux, radius, radius_aux, loss, p, gamma, kappa, attack) -> _Inputs:
+def validate_inputs(X, y, X_aux, y_aux, radius, radius_aux, loss, p, gamma, kappa, attack) -> _Inputs:
+    """The intersection problem's inputs checked and converted (samples and auxiliary samples of equal width,
+    radii, loss and attack, norm, feature weights, label cost)."""
     X, y = _samples(X, y, "samples")
     Xa, ya = _samples(X_aux, y_aux, "auxiliary samples")
     if Xa.shape[1] != X.shape[1]:
@@ -340,7 +342,7 @@ def _check_size(K: int, n: int, N: int, Na: int) -> None:
             f"Use fewer samples (e.g. subsample the auxiliary data) or fewer features.")
 
 
-def _assemble(d: _Inputs, fit_intercept: bool, fixed: Optional[Tuple[float, np.ndarray]] = None,
+def assemble_program(d: _Inputs, fit_intercept: bool, fixed: Optional[Tuple[float, np.ndarray]] = None,
               rows: Optional[Tuple[np.ndarray, np.ndarray, np.ndarray]] = None) -> ConicProgram:
     """The static program of the module docstring; ``fixed = (intercept, coef)`` makes the model a constant
     (then the program has no ``coef`` / ``intercept`` / ``attack`` variables); ``rows = (i, j, l)``
@@ -428,8 +430,8 @@ def build_intersection_program(X, y, X_aux, y_aux, radius, radius_aux, loss, *, 
     Raises ParameterError / DataError on bad input (also: kappa = inf with different label proportions, an
     empty intersection), ProblemTooLargeError beyond :data:`MAX_Z_ENTRIES` z-entries.
     """
-    d = _validate(X, y, X_aux, y_aux, radius, radius_aux, loss, p, gamma, kappa, attack)
-    return _assemble(d, bool(fit_intercept))
+    d = validate_inputs(X, y, X_aux, y_aux, radius, radius_aux, loss, p, gamma, kappa, attack)
+    return assemble_program(d, bool(fit_intercept))
 
 
 # ------------------------------------------------------------------------------------------ solve
@@ -454,7 +456,7 @@ class IntersectionResult:
     time : wall-clock seconds (assembly + solve).
     solve_time : the back-end's solve time (last attempt).
     certificate : the verified accuracy of the solution (:func:`drokit.solvers.verification.certificate`): ``raw_status`` (Clarabel's
-        own, "AlmostSolved" when accepted by the check of :func:`_solve_program`), relative ``gap``,
+        own, "AlmostSolved" when accepted by the check of :func:`solve_program`), relative ``gap``,
         ``primal_residual``, ``dual_residual``, and the solver ``attempts`` (settings, raw status).
     upper_bound : always True: the value is an upper bound on the worst case, not the exact value.
     """
@@ -477,7 +479,7 @@ class IntersectionResult:
     upper_bound: bool = True
 
 
-def _solve_program(program: ConicProgram, solver: str, options, on_inaccurate: str = "raise"):
+def solve_program(program: ConicProgram, solver: str, options, on_inaccurate: str = "raise"):
     """Solve; a non-optimal answer raises SolverError (``on_inaccurate="warn"``: an inaccurate optimum is
     accepted with a RuntimeWarning).  A certified infeasible or unbounded answer is not retried.
 
@@ -531,8 +533,9 @@ def _solve_program(program: ConicProgram, solver: str, options, on_inaccurate: s
     return backend, sol
 
 
-def _result(d: _Inputs, program: ConicProgram, backend, sol, t0: float,
-            fixed: Optional[Tuple[float, np.ndarray]]) -> IntersectionResult:
+def intersection_result(d: _Inputs, program: ConicProgram, backend, sol, t0: float,
+                        fixed: Optional[Tuple[float, np.ndarray]]) -> IntersectionResult:
+    """The :class:`IntersectionResult` of a solved program (the model, or the ``fixed`` one, and its values)."""
     x = sol.x
     if fixed is None:
         coef = np.array(program.value("coef", x))
@@ -562,14 +565,14 @@ def solve_intersection(X, y, X_aux, y_aux, radius, radius_aux, loss, *, p=1, gam
     intersection (spec §2.5.4: check ``radius + radius_aux >= W(P_N, P_aux)`` first).  A status other than
     optimal raises :class:`SolverError` (an unbounded program means an empty intersection); with
     ``on_inaccurate="warn"`` an inaccurate optimum is accepted with a RuntimeWarning (see
-    :func:`_solve_program` for the verified acceptance of Clarabel's ``AlmostSolved``).  ``solver``,
+    :func:`solve_program` for the verified acceptance of Clarabel's ``AlmostSolved``).  ``solver``,
     ``options``: the back-end and its settings.
     """
     t0 = time.perf_counter()
-    d = _validate(X, y, X_aux, y_aux, radius, radius_aux, loss, p, gamma, kappa, attack)
-    program = _assemble(d, bool(fit_intercept))
-    backend, sol = _solve_program(program, solver, options, on_inaccurate)
-    return _result(d, program, backend, sol, t0, None)
+    d = validate_inputs(X, y, X_aux, y_aux, radius, radius_aux, loss, p, gamma, kappa, attack)
+    program = assemble_program(d, bool(fit_intercept))
+    backend, sol = solve_program(program, solver, options, on_inaccurate)
+    return intersection_result(d, program, backend, sol, t0, None)
 
 
 def static_value_at(intercept, coef, X, y, X_aux, y_aux, radius, radius_aux, loss, *, p=1, gamma=None,
@@ -584,7 +587,7 @@ def static_value_at(intercept, coef, X, y, X_aux, y_aux, radius, radius_aux, los
     :func:`build_intersection_program`.
     """
     t0 = time.perf_counter()
-    d = _validate(X, y, X_aux, y_aux, radius, radius_aux, loss, p, gamma, kappa, attack)
+    d = validate_inputs(X, y, X_aux, y_aux, radius, radius_aux, loss, p, gamma, kappa, attack)
     coef = np.asarray(coef, dtype=float).ravel()
     if coef.shape != (d.n,) or not np.all(np.isfinite(coef)):
         raise ParameterError(f"coef must be {d.n} finite numbers, got shape {coef.shape}")
@@ -592,9 +595,9 @@ def static_value_at(intercept, coef, X, y, X_aux, y_aux, radius, radius_aux, los
     if not np.isfinite(b):
         raise ParameterError(f"intercept must be finite, got {intercept!r}")
     fixed = (b, coef)
-    program = _assemble(d, False, fixed)
-    backend, sol = _solve_program(program, solver, options, on_inaccurate)
-    res = _result(d, program, backend, sol, t0, fixed)
+    program = assemble_program(d, False, fixed)
+    backend, sol = solve_program(program, solver, options, on_inaccurate)
+    res = intersection_result(d, program, backend, sol, t0, fixed)
     return res if full else res.value
 
 
@@ -651,7 +654,7 @@ def finite_support_lower_bound(intercept, coef, X, y, X_aux, y_aux, radius, radi
     """
     from scipy.optimize import linprog
 
-    d = _validate(X, y, X_aux, y_aux, radius, radius_aux, loss, p, gamma, kappa, attack)
+    d = validate_inputs(X, y, X_aux, y_aux, radius, radius_aux, loss, p, gamma, kappa, attack)
     coef = np.asarray(coef, dtype=float).ravel()
     if coef.shape != (d.n,):
         raise ParameterError(f"coef must have {d.n} entries, got shape {coef.shape}")

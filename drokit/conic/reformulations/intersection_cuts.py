@@ -2,7 +2,7 @@
 for the l1 transport cost (``p = 1``, the thesis's experiments), where the monolithic program's
 ``2 N N_hat n`` z-variables are too many.
 
-The master is the static program on a working set of rows (:func:`.intersection._assemble` with ``rows=``):
+The master is the static program on a working set of rows (:func:`.intersection.assemble_program` with ``rows=``):
 a relaxation, so its optimum is a LOWER bound on the full static optimum.  For ``p = 1`` the dual norm is
 ``l_inf``, and a row's best ``z`` is separable: the two constraints
 ``lip |l beta_c - z_c| <= lam gamma_c`` and ``lip |z_c| <= lam_hat gamma_c`` are a box per coordinate, and the
@@ -35,7 +35,7 @@ import scipy.sparse as sp
 from ...exceptions import ParameterError
 from ...gaps import gap_scale
 from ...metrics.transport import wasserstein_distance
-from .intersection import (IntersectionResult, _assemble, _result, _solve_program, _validate,
+from .intersection import (IntersectionResult, assemble_program, intersection_result, solve_program, validate_inputs,
                            intersection_rows)
 
 #: samples per separation chunk (rows i x all j x labels at once)
@@ -172,7 +172,7 @@ def solve_intersection_cuts(X, y, X_aux, y_aux, radius, radius_aux, loss, *, p=1
                              "(p = 1, the thesis's setting); use the monolithic static program for other p")
     log = (lambda m: print(m, file=sys.stderr, flush=True)) if verbose else (lambda m: None)
     t0 = time.perf_counter()
-    d = _validate(X, y, X_aux, y_aux, radius, radius_aux, loss, p, gamma, kappa, attack)
+    d = validate_inputs(X, y, X_aux, y_aux, radius, radius_aux, loss, p, gamma, kappa, attack)
     I, J, L = _initial_rows(d, pairs)
     seen = set(zip(I.tolist(), J.tolist(), L.tolist()))
     history: List[CutRound] = []
@@ -181,9 +181,9 @@ def solve_intersection_cuts(X, y, X_aux, y_aux, radius, radius_aux, loss, *, p=1
     converged = False
     for r in range(max_rounds):
         tm = time.perf_counter()
-        program = _assemble(d, bool(fit_intercept), rows=(I, J, L))
-        backend, sol = _solve_program(program, solver, options, on_inaccurate)
-        res = _result(d, program, backend, sol, t0, None)
+        program = assemble_program(d, bool(fit_intercept), rows=(I, J, L))
+        backend, sol = solve_program(program, solver, options, on_inaccurate)
+        res = intersection_result(d, program, backend, sol, t0, None)
         master_time = time.perf_counter() - tm
         lower = max(lower, float(sol.dual_objective) if np.isfinite(sol.dual_objective) else res.value)
         ts = time.perf_counter()

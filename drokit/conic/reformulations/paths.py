@@ -26,9 +26,10 @@ from typing import Optional, Tuple
 
 import numpy as np
 
-from ...exceptions import ParameterError, ProblemTooLargeError
+from ...exceptions import ParameterError
 from ...models.instance import DROInstance
 from ...oracles.enumeration import count_configuration_rows, enumerate_configurations
+from ...oracles.rows import check_enumeration_size
 from .box import compile_box
 from .dual import CompiledProgram, build_dual_program
 from .graph import compile_graph
@@ -66,34 +67,6 @@ def compile_closed_form(inst: DROInstance) -> CompiledProgram:
         why = ("all features numerical (regression): the DRO problem equals mean L(f - y) + "
                "eps*lip*max(||Gamma^-1 beta_x||_*, 1/kappa) (belbasi2023 Lemmas 2-3; note D2 item 4)")
     return CompiledProgram(lambda: build_dual_program(inst, rows), "closed_form", why, rows.size)
-
-
-def describe_enumeration_size(inst: DROInstance) -> str:
-    """``"K configuration rows (N samples x |Z| categorical configurations[ x 2 labels])"``: the size of
-    the full enumeration and the product it is (:func:`count_configuration_rows`)."""
-    flips = " x 2 labels" if inst.label_flips else ""
-    return (f"{count_configuration_rows(inst):,} configuration rows ({inst.n_samples:,} samples x "
-            f"{inst.mutable_configurations():,} categorical configurations{flips})")
-
-
-def check_enumeration_size(inst: DROInstance, method: str, max_configurations: int) -> int:
-    """Number of configuration rows of the full enumeration (samples x categorical configurations of the
-    mutable features x 2 when labels may flip); raises :class:`ProblemTooLargeError` above the limit."""
-    size = count_configuration_rows(inst)
-    if size > max_configurations:
-        # the way out that does not enumerate: the cutting plane's default oracle -- for the cutting plane itself
-        # (its enumeration oracle is what enumerates) the oracle, not the method, is what to change
-        instead = ("or use the cutting plane's default oracle, method_options={'oracle': 'auto'} (exact, it does "
-                   "not enumerate)" if method == "cutting_plane" else
-                   "or use method='cutting_plane' (its default oracle does not enumerate)")
-        what = "the enumeration oracle of method='cutting_plane'" if method == "cutting_plane" else \
-            f"method={method!r}"
-        raise ProblemTooLargeError(
-            f"{what} would enumerate {describe_enumeration_size(inst)}, above "
-            f"max_configurations={max_configurations:,}. Raise "
-            f"max_configurations if you have the memory, or make features immutable (weight np.inf) to "
-            f"shrink the mutable configurations, {instead}")
-    return size
 
 
 def compile_monolithic(inst: DROInstance, max_configurations: int = MAX_CONFIGURATIONS) -> CompiledProgram:

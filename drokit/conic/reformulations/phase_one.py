@@ -53,6 +53,7 @@ from ...gaps import gap_scale
 from ...models.instance import DROInstance
 from ...oracles.enumeration import (ConfigurationRows, concat_rows, enumerate_configurations,
                                     take_rows, unique_rows)
+from ...oracles.rows import lambda_floor, row_losses
 from .row_terms import ConeBarrier, RowTerms, parameter_layout, split_theta
 
 
@@ -91,7 +92,6 @@ def phase_one_applies(inst: DROInstance) -> bool:
 def near_active(inst: DROInstance, rows: ConfigurationRows, intercept: float, coef: np.ndarray,
                 lam: float, margin: float) -> ConfigurationRows:
     """Rows whose ``l_k - lam c_k`` is within ``margin`` of their sample's maximum over ``rows``."""
-    from ...evaluation.worst_case import row_losses
     value = row_losses(inst, rows, intercept, coef) - lam * rows.cost
     best = np.full(inst.n_samples, -np.inf)
     np.maximum.at(best, rows.sample, value)
@@ -223,7 +223,7 @@ class _SmoothedMaster(RowTerms):
         return self.row_dual(p, slope)
 
 
-def _newton(master: _SmoothedMaster, theta: np.ndarray, tau: float, mu: float,
+def damped_newton(master: _SmoothedMaster, theta: np.ndarray, tau: float, mu: float,
             max_steps: int = 60, tol: Optional[float] = None) -> Tuple[np.ndarray, int]:
     """Newton's method with Levenberg-Marquardt damping ``(H + nu I) d = -g`` on the free coordinates.
 
@@ -274,7 +274,6 @@ def _returning(inst: DROInstance, reserve: ConfigurationRows, theta: np.ndarray,
     """``(reserve left, rows back or None)``: the pruned rows (:data:`PRUNE_GAP`) whose value ``l_k - lam' c_k`` is
     within ``gap`` of their sample's exact maximum at ``theta`` (``sep.violation``, at ``lam' = max(lambda,
     lambda_min)``), less those already in ``master``."""
-    from ...evaluation.worst_case import lambda_floor, row_losses
     intercept, coef, lam = split_theta(inst, theta)
     lam = max(lam, lambda_floor(inst, coef))
     value = row_losses(inst, reserve, intercept, coef) - lam * reserve.cost
@@ -290,7 +289,6 @@ def exact_objective(inst: DROInstance, oracle, theta: np.ndarray):
     """``(F(theta), separation)``: the exact objective ``lam' eps + sum_n p_n max_k (l_k - lam' c_k)`` at
     ``lam' = max(lambda, lambda_min(beta))`` (a feasible point, so an upper bound on the optimum) and the oracle's
     separation there (every sample's maximizing row, at ``s = 0``)."""
-    from ...evaluation.worst_case import lambda_floor
     intercept, coef, lam = split_theta(inst, theta)
     lam = max(lam, lambda_floor(inst, coef))
     sep = oracle.separate(intercept, coef, lam, np.zeros(inst.n_samples))
@@ -324,7 +322,6 @@ def phase_one(inst: DROInstance, oracle, *, tau0: float = 1e-1, tau_min: float =
     ``control`` (a :class:`~drokit.run_control.RunControl`): progress lines, and a stop after the current
     solve (unconverged, with the best point) once the fit's time limit has passed or an interrupt arrived."""
     from ...evaluation.lower_bound import lagrangian_bound
-    from ...evaluation.worst_case import lambda_floor
     t0 = time.perf_counter()
     _, dim, free, barrier = parameter_layout(inst)
 
@@ -358,7 +355,7 @@ def phase_one(inst: DROInstance, oracle, *, tau0: float = 1e-1, tau_min: float =
     while solves < max_solves:
         master.center, master.prox = best, prox * tau
         # a model that missed rows by ``model_error`` at the last point is solved only to a fraction of that
-        theta, k = _newton(master, theta, tau, tau * CONE_BARRIER_WEIGHT, tol=max(1e-3 * tau, inexact * model_error))
+        theta, k = damped_newton(master, theta, tau, tau * CONE_BARRIER_WEIGHT, tol=max(1e-3 * tau, inexact * model_error))
         steps += k
         solves += 1
         value, sep = exact(theta)

@@ -33,6 +33,7 @@ from ...gaps import gap_scale
 
 from ...models.instance import DROInstance
 from ...oracles.enumeration import ConfigurationRows, concat_rows, unique_rows
+from ...oracles.rows import lambda_floor
 from .row_terms import split_theta
 from .slope_split import GRID_SIZE, LOCAL_SLOPES, SlopeSplitObjective, slope_split_applies
 
@@ -110,9 +111,8 @@ def slope_split_search(inst: DROInstance, oracle, *, tau0: float = 1e-1, tau_min
     ``max(|upper|, 1e-2)``: :mod:`drokit.gaps`) or below ``tau_min``.  Between temperatures each sample's local slopes move to its
     active margins (:meth:`SlopeSplitObjective.refine_slopes`, width ``sqrt(tau)``)."""
     from ...evaluation.lower_bound import lagrangian_bound
-    from ...evaluation.worst_case import lambda_floor
     from ...oracles.enumeration import enumerate_configurations
-    from .phase_one import _newton, exact_objective
+    from .phase_one import damped_newton, exact_objective
     t0 = time.perf_counter()
     objective = SlopeSplitObjective(inst, grid_size)
 
@@ -127,7 +127,7 @@ def slope_split_search(inst: DROInstance, oracle, *, tau0: float = 1e-1, tau_min
     tau, steps, calls, solves = tau0 * scale, 0, 1, 0
     lower, dual, bound_time, certified = -np.inf, None, 0.0, False
     while True:
-        theta, k = _newton(objective, theta, tau, 0.1 * tau, max_steps=MAX_STEPS)
+        theta, k = damped_newton(objective, theta, tau, 0.1 * tau, max_steps=MAX_STEPS)
         polished = 0
         if certify_tol is not None:
             theta, polished = _polish(objective, theta, tau, 0.1 * tau)

@@ -38,7 +38,7 @@ derivatives, with ``q_{nklv}`` the level probabilities of feature ``l``, ``w_nk`
     hess h_nk  = (1/tau) sum_l Cov_{q_{nkl}}( (s_nk e_{l v}, -c_l(z_{n,l}, v)) ),
 
 a dense ``(d + 2)``-square matrix from one Gram product over the (sample, slope) pairs with weight (those
-above ``WEIGHT_DROP``) and per-feature level covariances.  Newton's method (:func:`.phase_one._newton`) runs
+above ``WEIGHT_DROP``) and per-feature level covariances.  Newton's method (:func:`.phase_one.damped_newton`) runs
 on ``F_tau`` for ``tau`` shrinking tenfold; the oracle gives the exact objective at each end point (a
 certified upper bound) and every sample's maximizing row.
 
@@ -138,7 +138,7 @@ class _LevelGroup:
 
 class SlopeSplitObjective:
     """``F_tau`` (module docstring) with value, gradient and Hessian in the interface of
-    :func:`.phase_one._newton` (``free``, ``value``, ``derivatives``)."""
+    :func:`.phase_one.damped_newton` (``free``, ``value``, ``derivatives``)."""
 
     def __init__(self, inst: DROInstance, grid_size: int = GRID_SIZE):
         from ...losses.conjugate import conjugate

@@ -63,7 +63,7 @@ class Adversary:
         return None
 
 
-def _pick(values: np.ndarray, losses: np.ndarray, side: int) -> np.ndarray:
+def pick_among_ties(values: np.ndarray, losses: np.ndarray, side: int) -> np.ndarray:
     """Per row, the argmax of ``values``; among near-ties the smallest (side -1) / largest (+1) loss."""
     best = np.max(values, axis=1, keepdims=True)
     tied = values >= best - TIE_TOL * (1.0 + np.abs(best))
@@ -137,7 +137,7 @@ class FiniteCandidates(Adversary):
         else:
             with np.errstate(invalid="ignore"):
                 values = np.where(np.isfinite(self.C), h * self.L - theta1 * self.C, -np.inf)
-        k = _pick(values, self.L, side)  # the nominal column is always allowed, so every row has a max
+        k = pick_among_ties(values, self.L, side)  # the nominal column is always allowed, so every row has a max
         rows = np.arange(self.n_samples)
         return Response(self.L[rows, k], self.C[rows, k], k)
 

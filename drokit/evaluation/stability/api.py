@@ -143,13 +143,13 @@ class BoundModel:
 
     def _frame(self, design_rows: np.ndarray, samples: np.ndarray):
         import pandas as pd
-        from ..worst_case_distribution import _take_levels
+        from ..worst_case_distribution import take_levels
         if self.inst is None:
             return pd.DataFrame(design_rows, columns=self.feature_names)
         schema = self.inst.schema
         out = {name: design_rows[:, j] for j, name in enumerate(schema.numerical_names)}
         for j, (name, cats) in enumerate(zip(schema.categorical_names, schema.categories)):
-            out[name] = _take_levels(cats, self.inst.data.Z[samples, j])
+            out[name] = take_levels(cats, self.inst.data.Z[samples, j])
         return pd.DataFrame(out)[list(schema.feature_names)]
 
 
@@ -159,7 +159,7 @@ def bind_model(model, X, y, ambiguity: OTMoment, *, loss=None, schema=None, step
     checked by :func:`drokit.models.validation.check_features`, as by the estimators' ``predict``
     (through :func:`drokit.models.binding.bind_fitted_model` for linear models)."""
     from ...models.binding import bind_fitted_model
-    from ...models.estimators import _DROLinearModel
+    from ...models.estimators import DROLinearModel
     from ...models.validation import check_array_2d
     from ...schema import FeatureSchema
 
@@ -169,7 +169,7 @@ def bind_model(model, X, y, ambiguity: OTMoment, *, loss=None, schema=None, step
         return _bind_callable(model, X, y, metric, steps)
     if type(model).__name__ == "MLPClassifier":
         return _bind_mlp(model, X, y, metric, schema, loss, steps)
-    if isinstance(model, _DROLinearModel):
+    if isinstance(model, DROLinearModel):
         inst, intercept, coef, classes = bind_fitted_model(model, X, y, ball, where=where)
         # an adversarially trained model's risk is of its plain loss (the attack is a training device)
         stability_loss = resolve_stability_loss(loss) if loss is not None else getattr(inst.loss, "inner", inst.loss)

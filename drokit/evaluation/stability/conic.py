@@ -71,7 +71,7 @@ from ...conic.builder import Affine, ProgramBuilder
 from ...conic.program import ConicProgram
 from ...exceptions import DataError, ParameterError, SolverError
 from ...solvers import get_backend
-from .dual import _validated
+from .dual import validated_budget
 from ...solvers.base import OPTIMAL, UNBOUNDED, UNBOUNDED_INACCURATE, solve_with_retries
 
 DIVERGENCES = ("kl", "chi2")
@@ -129,7 +129,7 @@ def _check_inputs(margins, pieces, slope_sq_norm, risk, theta1, theta2, divergen
         raise ParameterError(f"slope_sq_norm must be a number, got {slope_sq_norm!r}") from None
     if not np.isfinite(S) or S < 0:
         raise ParameterError(f"slope_sq_norm must be finite and >= 0, got {slope_sq_norm!r}")
-    r, theta1, theta2, div = _validated(risk, theta1, theta2, divergence)
+    r, theta1, theta2, div = validated_budget(risk, theta1, theta2, divergence)
     if np.isinf(theta2):
         raise ParameterError(
             "theta2 = inf (pure data corruption, no reweighting) is not covered by the conic programs of "

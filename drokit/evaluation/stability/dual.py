@@ -32,7 +32,7 @@ import numpy as np
 
 from scipy.optimize import brentq
 
-from ...ambiguity.ot_moment import DIVERGENCES, _theta
+from ...ambiguity.ot_moment import DIVERGENCES, positive_theta
 from ...exceptions import DataError, ParameterError
 from .adversaries import Adversary, Response
 from .divergences import divergence_cost, reweight
@@ -76,14 +76,16 @@ class _Evaluation:
         self.slope = float(risk - p @ (self.w * resp.loss))
 
 
-def _validated(risk, theta1, theta2, divergence):
+def validated_budget(risk, theta1, theta2, divergence):
+    """``(risk, theta1, theta2, divergence)`` checked: a finite risk level, ``theta1, theta2 > 0`` not both infinite,
+    a known divergence (lower case); a :class:`~drokit.ParameterError` naming the argument otherwise."""
     try:
         r = float(risk)
     except (TypeError, ValueError):
         raise ParameterError(f"risk must be a finite number, got {risk!r}") from None
     if not np.isfinite(r):
         raise ParameterError(f"risk must be a finite number, got {risk!r}")
-    t1, t2 = _theta(theta1, "theta1"), _theta(theta2, "theta2")
+    t1, t2 = positive_theta(theta1, "theta1"), positive_theta(theta2, "theta2")
     if np.isinf(t1) and np.isinf(t2):
         raise ParameterError("theta1 and theta2 are both inf: nothing can be perturbed")
     div = str(divergence).lower()
@@ -112,7 +114,7 @@ def solve_stability(adversary: Adversary, risk: float, theta1: float = 1.0, thet
         ``P0 = sum_i p_i delta_{z_i}`` with ``p = sample_weight / sum``); uniform by default.
     """
     t0 = time.perf_counter()
-    r, theta1, theta2, div = _validated(risk, theta1, theta2, divergence)
+    r, theta1, theta2, div = validated_budget(risk, theta1, theta2, divergence)
     n = adversary.n_samples
     p = reference_probabilities(sample_weight, n)
     log: Callable = print if verbose else (lambda *a, **k: None)

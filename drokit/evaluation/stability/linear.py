@@ -29,7 +29,7 @@ from ...exceptions import ParameterError
 from ...losses.base import Loss
 from ...metrics.costs import NormCost
 from ...models.instance import DROInstance
-from .adversaries import Adversary, Response, _pick
+from .adversaries import Adversary, Response, pick_among_ties
 from .transforms import ZeroOne, d_transform, h_limit, sup_loss_unbounded
 
 
@@ -112,7 +112,7 @@ class LinearModelAdversary(Adversary):
         if np.isinf(theta1):
             E = self.E[:, self._zero_cost]
             losses = self.loss.value(E)
-            k_local = _pick(h * losses, losses, side)
+            k_local = pick_among_ties(h * losses, losses, side)
             k = np.flatnonzero(self._zero_cost)[k_local]
             v = self.E[rows, k]
             return Response(losses[rows, k_local], np.zeros(self.n_samples), (k, v))
@@ -120,7 +120,7 @@ class LinearModelAdversary(Adversary):
         T, v = d_transform(self.loss, h, a, self.E)
         values = T - theta1 * self.C[None, :]
         losses = self.loss.value(v)
-        k = _pick(values, losses, side)
+        k = pick_among_ties(values, losses, side)
         v_k = v[rows, k]
         t = v_k - self.E[rows, k]
         numeric_cost = t ** 2 / self.nu if self.nu > 0 else np.zeros_like(t)
@@ -130,7 +130,7 @@ class LinearModelAdversary(Adversary):
     def points(self, choice, samples):
         """The moved points (the user's feature columns, the label as ``y``) of ``samples``."""
         import pandas as pd
-        from ..worst_case_distribution import _take_levels
+        from ..worst_case_distribution import take_levels
 
         k_all, v_all = choice
         samples = np.asarray(samples, dtype=int)
@@ -151,7 +151,7 @@ class LinearModelAdversary(Adversary):
         for j, name in enumerate(schema.numerical_names):
             out[name] = X[:, j]
         for j, (name, cats) in enumerate(zip(schema.categorical_names, schema.categories)):
-            out[name] = _take_levels(cats, Z[:, j])
+            out[name] = take_levels(cats, Z[:, j])
         frame = pd.DataFrame(out)[list(schema.feature_names)]
         flips = np.array([self.families[f].flip for f in family], dtype=bool) if family.size else \
             np.zeros(0, dtype=bool)

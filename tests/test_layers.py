@@ -1,0 +1,216 @@
+"""The house's layers, read from the code's imports (issue 22): a module may import its own layer and the layers
+below it, no module imports another module's ``_private`` name, and no modules import each other in a circle.
+
+Every import counts, at module level and inside functions (an import inside a function hides a dependency; it
+does not remove it).  The layers, bottom to top, are the architecture the README describes:
+
+0. ``base``: exceptions, gaps, params, run control
+1. ``conic IR``: the program, its builder (the losses and costs write their conic forms with it), its export
+2. ``declarations``: the feature schema and data validation, metrics, losses, ambiguity sets, datasets
+3. ``bound data``: the instance (a problem bound to data)
+4. ``rows and oracles``: configuration rows and separation oracles
+5. ``solvers``: the conic back-ends and drokit's own structured solvers
+6. ``methods``: the reformulations and their drivers (closed form, monolithic, graph, box, cutting plane, ...)
+7. ``estimators``: Problem, the estimators, results, the binding of fitted models to data
+8. ``evaluation``: worst case, certificates' lower bounds, stability, shift, scores; model selection
+
+Today's code does not keep all of these rules: what it breaks is listed in ``tests/data/layer_violations.json``
+(the redesign of issue 22 empties it).  The test fails on any violation not in that list (a new upward import, a
+new circle, a new private import) and on any entry of the list that no longer occurs (delete it: the list only
+shrinks)."""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+from typing import Dict, Iterator, List, Set, Tuple
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "drokit"
+ALLOWED = Path(__file__).resolve().parent / "data" / "layer_violations.json"
+
+#: module-name prefix -> layer (the longest matching prefix wins)
+LAYERS: Dict[str, int] = {
+    "drokit.exceptions": 0, "drokit.gaps": 0, "drokit.params": 0, "drokit.run_control": 0,
+    "drokit.conic": 1,
+    "drokit.schema": 2, "drokit.models.validation": 2, "drokit.metrics": 2, "drokit.losses": 2,
+    "drokit.ambiguity": 2, "drokit.datasets": 2,
+    "drokit.models.instance": 3,
+    "drokit.oracles": 4,
+    "drokit.solvers": 5,
+    "drokit.conic.reformulations": 6,
+    "drokit.models": 7,
+    "drokit.evaluation": 8, "drokit.model_selection": 8,
+    "drokit": 9,
+}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+MODULES: Dict[str, Path] = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+
+
+def layer(module: str) -> int:
+    parts = module.split(".")
+    for k in range(len(parts), 0, -1):
+        prefix = ".".join(parts[:k])
+        if prefix in LAYERS:
+            return LAYERS[prefix]
+    raise KeyError(module)
+
+
+def _resolve(importer: str, is_package: bool, level: int, target: str) -> str:
+    """The absolute module of ``from <level dots><target> import ...`` written in ``importer``."""
+    if not level:
+        return target
+    base = importer.split(".") if is_package else importer.split(".")[:-1]
+    base = base[:len(base) - (level - 1)]
+    return ".".join(base + ([target] if target else []))
+
+
+def imports(module: str) -> Iterator[Tuple[str, str, int]]:
+    """``(imported module, imported name or "", line)`` for every import of ``module`` inside drokit (a name that is
+    itself a submodule counts as that module)."""
+    path = MODULES[module]
+    tree = ast.parse(path.read_text(), filename=str(path))
+    is_package = path.name == "__init__.py"
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] == "drokit":
+                    yield alias.name, "", node.lineno
+        elif isinstance(node, ast.ImportFrom):
+            target = _resolve(module, is_package, node.level, node.module or "")
+            if target.split(".")[0] != "drokit":
+                continue
+            for alias in node.names:
+                sub = f"{target}.{alias.name}"
+                if sub in MODULES:
+                    yield sub, "", node.lineno
+                else:
+                    yield target, alias.name, node.lineno
+
+
+def _known(module: str) -> str:
+    """The module itself, or its nearest enclosing package that is a module of drokit."""
+    parts = module.split(".")
+    for k in range(len(parts), 0, -1):
+        if ".".join(parts[:k]) in MODULES:
+            return ".".join(parts[:k])
+    return module
+
+
+def graph() -> Dict[str, Set[str]]:
+    return {m: {_known(t) for t, _, _ in imports(m) if _known(t) != m} for m in MODULES}
+
+
+def upward_imports() -> Set[str]:
+    out = set()
+    for m in MODULES:
+        for t, _, _ in imports(m):
+            t = _known(t)
+            if t != m and layer(t) > layer(m):
+                out.add(f"{m} -> {t}")
+    return out
+
+
+def private_imports() -> Set[str]:
+    return {f"{m} -> {t}.{name}" for m in MODULES for t, name, _ in imports(m)
+            if name.startswith("_") and not name.startswith("__") and _known(t) != m}
+
+
+def circles() -> List[List[str]]:
+    """The strongly connected components of more than one module (Tarjan), each sorted."""
+    g = graph()
+    index: Dict[str, int] = {}
+    low: Dict[str, int] = {}
+    stack: List[str] = []
+    on: Set[str] = set()
+    out: List[List[str]] = []
+    counter = [0]
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in g[v]:
+            if w not in MODULES:
+                continue
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    import sys
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 10_000))
+    try:
+        for v in sorted(g):
+            if v not in index:
+                visit(v)
+    finally:
+        sys.setrecursionlimit(limit)
+    return out
+
+
+def circle_imports() -> Set[str]:
+    """The imports ``a -> b`` inside a circle (``a`` and ``b`` in the same strongly connected component): a new one
+    is a new circle or a circle grown; breaking one removes some."""
+    g = graph()
+    return {f"{a} -> {b}" for comp in circles() for a in comp for b in g[a] if b in comp}
+
+
+def current() -> Dict[str, List[str]]:
+    return {"upward": sorted(upward_imports()), "private": sorted(private_imports()),
+            "circles": sorted(circle_imports())}
+
+
+def allowed() -> Dict[str, List[str]]:
+    return json.loads(ALLOWED.read_text())
+
+
+def test_every_module_has_a_layer():
+    assert all(isinstance(layer(m), int) for m in MODULES)
+
+
+def test_the_import_reader_sees_imports_inside_functions_and_relative_ones():
+    seen = {(t, name) for t, name, _ in imports("drokit.conic.reformulations.phase_one")}
+    assert ("drokit.evaluation.lower_bound", "lagrangian_bound") in seen       # inside phase_one()
+    assert ("drokit.models.instance", "DROInstance") in seen                  # relative, module level
+    assert "drokit.conic.reformulations.phase_one -> drokit.evaluation.lower_bound" in upward_imports() or \
+        layer("drokit.evaluation.lower_bound") <= layer("drokit.conic.reformulations.phase_one")
+
+
+@pytest.mark.parametrize("kind", ["upward", "private", "circles"])
+def test_no_new_layer_violations_and_the_list_only_shrinks(kind):
+    now, ok = set(current()[kind]), set(allowed()[kind])
+    new = sorted(now - ok)
+    gone = sorted(ok - now)
+    assert not new, (f"{len(new)} new {kind} violation(s) of the layers (tests/test_layers.py docstring); import "
+                     f"downward, or move the shared code down a layer:\n  " + "\n  ".join(new))
+    assert not gone, (f"{len(gone)} {kind} entr(ies) of tests/data/layer_violations.json no longer occur: delete "
+                      f"them (the list only shrinks):\n  " + "\n  ".join(gone))
+
+
+if __name__ == "__main__":     # python tests/test_layers.py > tests/data/layer_violations.json (after a redesign step)
+    print(json.dumps(current(), indent=1))
