@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import drokit as dk
+import drokit.certificates.lagrangian as lg
 import drokit.evaluation.lower_bound as lb
 from drokit.losses.conjugate import conjugate, slope_domain
 from drokit.oracles.enumeration import enumerate_configurations
@@ -137,7 +138,7 @@ def test_mutation_without_the_penalty_relief_breaks_weak_duality(monkeypatch):
     """The penalty's relief ``min_b (g b + l1 |b| + l2 b^2) <= 0`` left out (the penalized columns' sums taken as
     free): at the fitted model's dual point the bound exceeds the penalized optimum by about ``l2 ||beta||^2``."""
     inst, ref, res = _penalized_fit("logistic", 21, 2, np.inf, l2=0.1)
-    monkeypatch.setattr(lb, "_penalty_relief", lambda g, l1, l2: 0.0)
+    monkeypatch.setattr(lg, "_penalty_relief", lambda g, l1, l2: 0.0)
     bound = lb.certified_lower_bound(inst, res.intercept, res.coef)
     assert bound.value > ref + 1e-4
 
@@ -213,8 +214,10 @@ def test_mutation_without_free_column_conditions_breaks_the_bound(monkeypatch):
     """Dropping the intercept / dummy stationarity conditions lets the multiplier program raise the value
     above the optimum: the bound at the fitted model then exceeds the reference."""
     inst, res, ref = _fitted_bound("logistic", norm_p=2)
-    real = lb._column_roles
-    monkeypatch.setattr(lb, "_column_roles", lambda inst: (np.zeros(0, dtype=int), real(inst)[1]))
+    real = lg.column_roles
+    dropped = lambda inst: (np.zeros(0, dtype=int), real(inst)[1])        # noqa: E731
+    monkeypatch.setattr(lb, "column_roles", dropped)     # the multiplier program's conditions
+    monkeypatch.setattr(lg, "column_roles", dropped)     # and the repair's
     monkeypatch.setattr(lb, "lagrangian_bound", _without_early_exit(lb.lagrangian_bound))
     bound = lb.certified_lower_bound(inst, res.intercept, res.coef, upper=1e6)   # never "tight": the program runs
     assert bound.value > ref + 1e-3
@@ -288,6 +291,6 @@ def test_the_lagrangian_bounds_weighted_gram_in_both_regimes(density):
     w = rng.exponential(size=400) * (rng.random(400) < 0.8)
     dense = A.toarray()
     expected = dense.T @ (w[:, None] * dense)
-    assert (A.nnz <= lb.SPARSE_GRAM_DENSITY * A.shape[0] * A.shape[1]) == (density < lb.SPARSE_GRAM_DENSITY)
-    np.testing.assert_allclose(lb._weighted_gram(A, w), expected, rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(lb._weighted_gram(dense, w), expected, rtol=1e-12, atol=1e-12)
+    assert (A.nnz <= lg.SPARSE_GRAM_DENSITY * A.shape[0] * A.shape[1]) == (density < lg.SPARSE_GRAM_DENSITY)
+    np.testing.assert_allclose(lg._weighted_gram(A, w), expected, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(lg._weighted_gram(dense, w), expected, rtol=1e-12, atol=1e-12)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import drokit as dk
+import drokit.certificates.lagrangian as lg
 import drokit.evaluation.lower_bound as lb
 from drokit.losses import Adversarial
 from drokit.losses.conjugate import slope_domain
@@ -166,12 +167,12 @@ def test_mutation_with_a_larger_attack_ball_breaks_the_bound(monkeypatch):
     loss, p_attack, q, kappa = CLASSIFICATION_CASES[0]
     ref = _numerical_reference(X, y, loss, p_attack, q, kappa)
     point = _stronger_attack_point(X, y, loss, p_attack, q, kappa)
-    original = lb._attack
+    original = lg.attacked_loss
 
     def larger(inst):
         inner, p, alpha = original(inst)
         return inner, p, 10.0 * alpha
-    monkeypatch.setattr(lb, "_attack", larger)
+    monkeypatch.setattr(lg, "attacked_loss", larger)
     value = lb.lagrangian_bound(_problem(loss, p_attack, q, kappa).bind(X, y), point.rows, point.mass,
                                 point.slopes).value
     assert value > ref + 1e-3

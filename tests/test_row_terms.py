@@ -46,9 +46,9 @@ def test_dense_row_design_equals_the_sparse_design(seed):
     assert np.array_equal(dense_row_design(di, rows, rep), expected[rep])
     csr = csr_row_design(di, rows, rep)
     assert csr.has_sorted_indices and np.array_equal(csr.toarray(), expected[rep])
-    import drokit.conic.reformulations.row_terms as rt
+    import drokit.oracles.design as design
     with pytest.MonkeyPatch.context() as mp:          # written 7 rows at a time
-        mp.setattr(rt, "GRAM_CHUNK", 7)
+        mp.setattr(design, "GRAM_CHUNK", 7)
         assert np.array_equal(csr_row_design(di, rows, rep).toarray(), expected[rep])
     terms = RowTerms(di, rows)                     # sorted by sample, one term per loss piece
     order = np.argsort(rows.sample, kind="stable")
@@ -104,8 +104,10 @@ def test_curvature_gram_stays_within_its_tolerance_of_the_exact_gram(seed, spars
         enumerate_configurations(di, nominal_only=True)
     rng = np.random.default_rng(seed)
     if sparse:   # the scipy.sparse design of large working sets, densified 7 rows at a time
+        import drokit.oracles.design as design
         monkeypatch.setattr(rt, "DENSE_TERMS_LIMIT", 0)
-        monkeypatch.setattr(rt, "GRAM_CHUNK", 7)
+        monkeypatch.setattr(rt, "GRAM_CHUNK", 7)           # the centered Gram's blocks
+        monkeypatch.setattr(design, "GRAM_CHUNK", 7)       # the sparse design's and sparse_gram's
     for rtol in (0.0, 0.1):
         monkeypatch.setattr(rt, "CURVATURE_RTOL", rtol)
         terms = RowTerms(di, rows)

@@ -20,7 +20,7 @@ the members below, so a user-written loss that implements them works everywhere:
   :class:`~drokit.conic.ProgramBuilder` (the conic representation);
 * :attr:`Loss.pieces` -- ``(a, b)`` with ``L(e) = max_j a_j e + b_j`` for piecewise-affine losses, else ``None``;
 * :attr:`Loss.decreasing` -- ``True`` when L is non-increasing (lets oracles skip a direction).
-* optional, for the certified lower bound (:mod:`drokit.evaluation.lower_bound`): ``conjugate(a)``
+* optional, for the certified lower bound (:mod:`drokit.certificates.lagrangian`): ``conjugate(a)``
   (``L*(a) = sup_e a e - L(e)``), ``slope_domain()`` (``[inf L', sup L']``) and ``dual_hypograph(pb, m, v)``
   (``w <= -m L*(v / m)`` as cones); :mod:`drokit.losses.conjugate` derives the first two from
   :attr:`Loss.pieces` or from :meth:`Loss.derivative` when they are absent.

@@ -3,7 +3,7 @@
 For a convex loss ``L`` the conjugate is ``L*(a) = sup_e (a e - L(e))``, finite on the slope domain
 ``[inf L', sup L']`` and ``+inf`` outside it.  Fenchel's inequality ``L(e) >= a e - L*(a)`` holds for every
 ``a`` and every ``e``: it is what turns multipliers into a certified lower bound
-(:mod:`drokit.evaluation.lower_bound`), whatever the multipliers are, as long as ``L*(a)`` is evaluated
+(:mod:`drokit.certificates.lagrangian`), whatever the multipliers are, as long as ``L*(a)`` is evaluated
 exactly (or from above).
 
 Sources of ``L*``, in order:

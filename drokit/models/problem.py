@@ -289,7 +289,7 @@ def _barrier_record(structured) -> dict:
 
 
 def _below_upper(bound, upper: float):
-    """``(bound, discarded)``: a Lagrangian bound (:class:`~drokit.evaluation.lower_bound.LowerBound` or ``None``) above
+    """``(bound, discarded)``: a Lagrangian bound (:class:`~drokit.certificates.lagrangian.LowerBound` or ``None``) above
     the exact upper bound by rounding (:data:`BOUND_ROUNDING`) capped at it; above it by more, ``(None, its value)``:
     no lower bound can exceed the exact value of a feasible model, so the dual point was evaluated wrongly (a conjugate
     that overflowed gave +inf once, issue 19) and is never reported."""
@@ -356,7 +356,7 @@ class CompiledProblem:
 
         ``rows``: the method's working set (the cutting plane's last master), where the Lagrangian bound
         looks for multipliers beyond the oracle's maximizers.  ``dual``: a method's own repaired dual point
-        (a :class:`~drokit.evaluation.lower_bound.LowerBound`, e.g. phase 1's smoothed dual point), already
+        (a :class:`~drokit.certificates.lagrangian.LowerBound`, e.g. phase 1's smoothed dual point), already
         evaluated exactly; when it is within ``CERTIFIED_GAP`` of ``upper`` it is the bound, with no
         further work."""
         from ..evaluation.lower_bound import certified_lower_bound

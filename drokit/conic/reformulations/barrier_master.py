@@ -39,7 +39,7 @@ far (``LAMBDA_TRUST``).
 Certificate: on the central path the multipliers ``mu w_r`` of the epigraph constraints sum to ``p_n`` per
 sample (stationarity in ``s_n``) and make ``theta`` stationary, so the masses ``m_r = mu w_r`` with slopes
 ``L'(u_r)`` (:meth:`.row_terms.RowTerms.row_dual`) are a near-optimal dual point of the *full* problem (any
-masses on any rows are).  :func:`drokit.evaluation.lower_bound.lagrangian_bound` repairs it exactly and
+masses on any rows are).  :func:`drokit.certificates.lagrangian.lagrangian_bound` repairs it exactly and
 evaluates it with the loss's exact conjugate; the method stops when that bound and the oracle's upper bound
 agree to ``tol`` (relative to ``max(|upper|, GAP_FLOOR)``: :mod:`drokit.gaps`).  Neither bound depends on the Newton iterations being
 accurate.
@@ -58,6 +58,7 @@ from typing import Callable, Dict, List, Optional
 import numpy as np
 
 from ...gaps import GAP_FLOOR   # the gaps ``tol`` and ``accept`` are relative to ``max(|upper|, GAP_FLOOR)``
+from ...certificates.lagrangian import lagrangian_bound
 from ...models.instance import DROInstance
 from ...oracles.enumeration import ConfigurationRows, concat_rows, take_rows, unique_rows
 from ...oracles.rows import lambda_floor
@@ -121,7 +122,7 @@ MU_MIN = 1e-14
 @dataclass
 class BarrierMasterResult:
     """The point, its exact worst-case value ``upper_bound`` (the oracle's), the certified ``lower_bound`` with
-    the :class:`~drokit.evaluation.lower_bound.LowerBound` dual point proving it, and the work done."""
+    the :class:`~drokit.certificates.lagrangian.LowerBound` dual point proving it, and the work done."""
 
     intercept: float
     coef: np.ndarray
@@ -186,7 +187,6 @@ def barrier_master(inst: DROInstance, oracle, rows: ConfigurationRows, intercept
     centering before it gives up.  Census-like data (32,561 rows, 8 categorical features of 2-42 levels), kappa = inf,
     radius 0.1: without them the centering wandered to a point of value 0.648 (optimum 0.5306), the oracle returned
     9,497 new rows and the method gave up; with them it certifies in 3 centerings, 2.2 s."""
-    from ...evaluation.lower_bound import lagrangian_bound
     t0 = time.perf_counter()
     N = inst.n_samples
     tangent_loss = bool(getattr(inst.loss, "outer_approximation", False))

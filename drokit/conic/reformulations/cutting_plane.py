@@ -181,7 +181,7 @@ class CuttingPlaneOutcome:
     history: List[RoundRecord] = field(default_factory=list)
     working_rows: Optional[ConfigurationRows] = None
     phase_one_time: float = 0.0           # seconds spent in phase 1 (before the first master)
-    #: the best dual point of phase 1 or the barrier master (a :class:`~drokit.evaluation.lower_bound.LowerBound`)
+    #: the best dual point of phase 1 or the barrier master (a :class:`~drokit.certificates.lagrangian.LowerBound`)
     dual: Any = None
     phase_one: Any = None                 # the :class:`~.phase_one.PhaseOneResult`, when no conic master was solved
     structured: Any = None                # the :class:`~.barrier_master.BarrierMasterResult`, when it ran
@@ -202,7 +202,7 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
     """Run the loop; raises :class:`SolverError` if the first master cannot be solved.
 
     ``confirm(intercept, coef, upper, rows, tol)``: an explicit dual point's bound for the best model (a
-    :class:`~drokit.evaluation.lower_bound.LowerBound` or ``None``; the estimators pass
+    :class:`~drokit.certificates.lagrangian.LowerBound` or ``None``; the estimators pass
     :func:`~drokit.evaluation.lower_bound.certified_lower_bound`), which confirms the first gap the masters' dual
     objective closes; without it (or when it falls short) the masters are solved 100x tighter from then on.
 

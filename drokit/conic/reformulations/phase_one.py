@@ -50,6 +50,7 @@ import numpy as np
 
 from ...gaps import gap_scale
 
+from ...certificates.lagrangian import lagrangian_bound
 from ...models.instance import DROInstance
 from ...oracles.enumeration import (ConfigurationRows, concat_rows, enumerate_configurations,
                                     take_rows, unique_rows)
@@ -71,7 +72,7 @@ class PhaseOneResult:
     oracle_calls: int
     seconds: float
     #: the best Lagrangian lower bound of the smoothed dual points (``-inf`` when none was computed) and the
-    #: :class:`~drokit.evaluation.lower_bound.LowerBound` that proves it
+    #: :class:`~drokit.certificates.lagrangian.LowerBound` that proves it
     lower_bound: float = -np.inf
     certified: bool = False    # upper - lower_bound <= certify_tol max(|upper|, GAP_FLOOR)
     dual: Optional[object] = None
@@ -217,7 +218,7 @@ class _SmoothedMaster(RowTerms):
         (the softmax weights of its terms, times the sample weight) and slopes ``alpha_r`` (``L'(u_r)``;
         for a piecewise-affine loss the softmax-weighted mean of the pieces' slopes, a subgradient
         of the convex hull).  At a minimizer of ``F_tau`` they satisfy stationarity up to the barrier
-        and prox terms; :func:`drokit.evaluation.lower_bound.lagrangian_bound` repairs and evaluates them
+        and prox terms; :func:`drokit.certificates.lagrangian.lagrangian_bound` repairs and evaluates them
         (entropic duality: the bound is within ``tau`` times the mean per-sample entropy of ``F_tau``)."""
         _, slope, _, _, p, _ = self._softmax(theta, tau)
         return self.row_dual(p, slope)
@@ -321,7 +322,6 @@ def phase_one(inst: DROInstance, oracle, *, tau0: float = 1e-1, tau_min: float =
 
     ``control`` (a :class:`~drokit.run_control.RunControl`): progress lines, and a stop after the current
     solve (unconverged, with the best point) once the fit's time limit has passed or an interrupt arrived."""
-    from ...evaluation.lower_bound import lagrangian_bound
     t0 = time.perf_counter()
     _, dim, free, barrier = parameter_layout(inst)
 

@@ -5,7 +5,7 @@ It is a search.  Its exact values (the oracle's, at the end of each temperature)
 and the smoothed dual point gives a certified lower bound: masses ``p_n w_nk`` on *fractional rows*, the
 expected encoded rows and costs of the product distributions ``q_nk`` (:meth:`SlopeSplitObjective.dual_point`,
 :class:`~drokit.evaluation.lower_bound.FractionalRows`), repaired and evaluated by
-:func:`~drokit.evaluation.lower_bound.lagrangian_bound`: ``F_tau`` minus ``tau`` times the entropies of ``w`` and
+:func:`~drokit.certificates.lagrangian.lagrangian_bound`: ``F_tau`` minus ``tau`` times the entropies of ``w`` and
 ``q``, less the tangent error at the active margins (each sample's local slopes follow them,
 :meth:`SlopeSplitObjective.refine_slopes`).  That bound closes slowly with ``tau`` (audiology: 7e-4 relative at
 ``tau = 1e-5``, where Newton needs 200 steps per temperature), so the cutting plane's conic masters certify,
@@ -31,6 +31,7 @@ import numpy as np
 
 from ...gaps import gap_scale
 
+from ...certificates.lagrangian import lagrangian_bound
 from ...models.instance import DROInstance
 from ...oracles.enumeration import ConfigurationRows, concat_rows, unique_rows
 from ...oracles.rows import lambda_floor
@@ -110,7 +111,6 @@ def slope_split_search(inst: DROInstance, oracle, *, tau0: float = 1e-1, tau_min
     (:meth:`SlopeSplitObjective.dual_point`); stops when they agree to ``certify_tol`` (relative to
     ``max(|upper|, 1e-2)``: :mod:`drokit.gaps`) or below ``tau_min``.  Between temperatures each sample's local slopes move to its
     active margins (:meth:`SlopeSplitObjective.refine_slopes`, width ``sqrt(tau)``)."""
-    from ...evaluation.lower_bound import lagrangian_bound
     from ...oracles.enumeration import enumerate_configurations
     from .phase_one import damped_newton, exact_objective
     t0 = time.perf_counter()

@@ -342,7 +342,7 @@ class SlopeSplitObjective:
     def dual_point(self, theta: np.ndarray, tau: float):
         """The smoothed problem's dual point at ``theta``: masses ``p_n w_nk`` on the fractional rows of the
         (sample, slope) pairs -- each the product of its level distributions ``q_nkl`` -- with slopes
-        ``alpha_nk``, for :func:`drokit.evaluation.lower_bound.lagrangian_bound`.  At a stationary point of
+        ``alpha_nk``, for :func:`drokit.certificates.lagrangian.lagrangian_bound`.  At a stationary point of
         ``F_tau`` the free-column conditions hold (``grad F_tau`` is their residual) and the bound is
         ``F_tau - tau`` (the entropies of ``w`` and ``q``)."""
         _, weight, parts, _, _ = self._evaluate(theta, tau, True)

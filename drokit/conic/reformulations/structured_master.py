@@ -91,7 +91,7 @@ def certificate_polish(inst: DROInstance, oracle, intercept: float, coef, lam: f
     or more under the mismatch cost) from the model ``(intercept, coef, lam)`` of exact value ``upper``, over
     ``rows`` (default: the nominal rows and the oracle's maximizers at the model), until its own certified gap is
     within ``tol``.  Its bound is an explicit dual point evaluated exactly
-    (:func:`drokit.evaluation.lower_bound.lagrangian_bound`), valid whatever the model.
+    (:func:`drokit.certificates.lagrangian.lagrangian_bound`), valid whatever the model.
 
     Why it is needed: at an optimum with *tied levels* (rare levels of a many-level feature whose coefficients
     meet at the feature's maximum or minimum), the KKT multipliers spread every sample's change over the tied
