@@ -40,7 +40,7 @@ import drokit as dk
 import drokit.conic.reformulations.barrier_master as bmm
 import drokit.conic.reformulations.epigraph as epi
 import drokit.conic.reformulations.cutting_plane as cp_module
-import drokit.evaluation.lower_bound as lb
+import drokit.certificates.lower_bound as lb
 from drokit.conic.program import ConicProgram
 from drokit.conic.reformulations.level_max import LevelMaxColumns
 from drokit.conic.reformulations.phase_one import phase_one

@@ -139,7 +139,7 @@ def test_negative_lambda_is_exact_for_p_1_and_the_worst_case_distribution_asks_t
         s = rng.normal(size=inst.n_samples)
         np.testing.assert_allclose(hull.separate(b0, coef, lam, s).violation, brute.separate(b0, coef, lam, s).violation,
                                    rtol=1e-10, atol=1e-10)
-    from drokit.evaluation.worst_case_distribution import _OracleRows
+    from drokit.certificates.support import _OracleRows
     inst2 = _instance(4, "classification", dk.losses.Logistic(), 2.0, WEIGHTS[1], np.inf)
     coef = rng.normal(size=inst2.schema.n_encoded)
     rows = _OracleRows(inst2, 0.2, coef)

@@ -32,7 +32,7 @@ import drokit as dk
 import drokit.conic.reformulations.barrier_master as bmm
 import drokit.conic.reformulations.epigraph as epi
 import drokit.conic.reformulations.level_max as lm
-import drokit.evaluation.lower_bound as lb
+import drokit.certificates.lower_bound as lb
 from drokit.conic.reformulations.phase_one import phase_one
 from drokit.conic.reformulations.row_terms import dense_row_design, parameter_layout
 from drokit.evaluation.worst_case import lambda_floor

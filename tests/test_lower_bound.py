@@ -16,7 +16,7 @@ import pytest
 
 import drokit as dk
 import drokit.certificates.lagrangian as lg
-import drokit.evaluation.lower_bound as lb
+import drokit.certificates.lower_bound as lb
 from drokit.losses.conjugate import conjugate, slope_domain
 from drokit.oracles.enumeration import enumerate_configurations
 from tests.reference import brute_force as bf

@@ -9,7 +9,7 @@ import pytest
 
 import drokit as dk
 import drokit.certificates.lagrangian as lg
-import drokit.evaluation.lower_bound as lb
+import drokit.certificates.lower_bound as lb
 from drokit.losses import Adversarial
 from drokit.losses.conjugate import slope_domain
 from drokit.oracles.enumeration import enumerate_configurations

@@ -103,7 +103,7 @@ def test_certificate_paths_agree(monkeypatch, threshold):
     """The fit's certificate takes the oracle path above CERTIFICATE_ENUMERATION_ROWS and the enumeration
     LP below it; both give the exact worst-case risk, which at the optimum is the fitted objective."""
     import importlib
-    wc = importlib.import_module("drokit.evaluation.worst_case")  # the module (the package exports a function of that name)
+    wc = importlib.import_module("drokit.certificates.worst_case")  # where the certificate reads it
     monkeypatch.setattr(wc, "CERTIFICATE_ENUMERATION_ROWS", threshold)
     Xn, Z, y = random_instance(11, 40, 2, LEVELS, "classification")
     X = np.column_stack([Xn, Z])

@@ -372,7 +372,8 @@ def test_oracle_is_vectorized_and_auto_switches(monkeypatch):
     assert res.method == "oracle" and res.time < 5.0  # 3000 * 3^8 * 2 rows: too many to enumerate
     assert res.n_atoms <= N + 1 and res.attained and res.gap == pytest.approx(0, abs=1e-8)
     assert res.budget_used == pytest.approx(0.5, rel=1e-9)
-    monkeypatch.setattr(wcd, "AUTO_ENUMERATION_ROWS", 0)
+    import drokit.certificates.support as support
+    monkeypatch.setattr(support, "AUTO_ENUMERATION_ROWS", 0)   # read where the rows are chosen
     Xn2, Z2, y2, X2, schema2 = _data(1, 6, 1, "classification")
     small = dk.worst_case(_model(0.0, np.ones(schema2.n_encoded)), X2, y2, _ball(0.2), schema=schema2,
                           loss="hinge")

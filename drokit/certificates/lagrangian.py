@@ -35,7 +35,7 @@ point is made feasible exactly, in the manner of the barrier solver's certificat
    conditions stay exact) and ``S`` becomes ``eps``.
 
 The multipliers come from the worst-case distribution of the returned model
-(:func:`~drokit.evaluation.worst_case_distribution.worst_case_support`, at most ``N + 1`` atoms) with
+(:func:`~drokit.certificates.support.worst_case_support`, at most ``N + 1`` atoms) with
 slopes ``alpha_k = L'(u_k)``; at a kink of a piecewise-affine loss the slope starts at the middle of the
 subdifferential, which the repair can move.  At an optimum these are the KKT multipliers, so the bound
 meets the upper bound up to the optimization error of the model.  With an l1 / l2 penalty the penalized

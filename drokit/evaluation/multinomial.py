@@ -62,7 +62,7 @@ def worst_case_value(inst: DROInstance, mrows: MultinomialRows, coef: np.ndarray
     """``F(W, b)`` of the module docstring, exactly: ``lambda*`` from an LP over the enumerated rows, then ``F`` evaluated
     at ``max(lambda*, L(W))`` (:func:`drokit.evaluation.worst_case.minimize_over_lambda`, the binary model's; at radius
     0 each sample's worst costless row)."""
-    from .worst_case import costless_worst_case, minimize_over_lambda
+    from ..certificates.worst_case import costless_worst_case, minimize_over_lambda
     losses = row_losses(inst, mrows, coef, intercept)
     sample = mrows.rows.sample
     if inst.radius == 0:

@@ -329,7 +329,7 @@ class CompiledProblem:
         """``(coef, upper, seconds)``: the coefficients with the fixed ones (and those of numerical features
         with weight 0) exactly 0, and their exact
         worst-case risk on the declared problem (independent of the conic solver)."""
-        from ..evaluation.worst_case import certified_upper_bound
+        from ..certificates.worst_case import certified_upper_bound
         coef = np.array(coef, dtype=float)
         coef[self.instance.fixed_zero] = 0.0
         # numerical features that move for free (gamma_j = 0): at a positive radius every program constrains
@@ -345,7 +345,7 @@ class CompiledProblem:
                          method_bound_certified: bool = False, rows=None, dual=None) -> Tuple[float, dict]:
         """The reported lower bound and how it was obtained (``auxiliary["lower_bound"]["source"]``):
 
-        * ``"lagrangian"``: the bound of :func:`drokit.evaluation.lower_bound.certified_lower_bound`, an explicit
+        * ``"lagrangian"``: the bound of :func:`drokit.certificates.lower_bound.certified_lower_bound`, an explicit
           dual-feasible point evaluated exactly at the returned model, valid up to floating-point rounding;
         * ``"barrier"``: the barrier solver's own repaired dual bound (``method_bound_certified``), when larger;
         * ``"method"``: where the Lagrangian bound does not apply (a model whose worst case is infinite) or does not
@@ -359,7 +359,7 @@ class CompiledProblem:
         (a :class:`~drokit.certificates.lagrangian.LowerBound`, e.g. phase 1's smoothed dual point), already
         evaluated exactly; when it is within ``CERTIFIED_GAP`` of ``upper`` it is the bound, with no
         further work."""
-        from ..evaluation.lower_bound import certified_lower_bound
+        from ..certificates.lower_bound import certified_lower_bound
         t0 = time.perf_counter()
         if dual is not None and upper - dual.value <= CERTIFIED_GAP * gap_scale(upper):
             bound = dual                 # enough to certify: no search for a tighter one
@@ -759,7 +759,7 @@ class CompiledProblem:
             raise ParameterError(f"invalid cutting-plane option: {exc}; valid options: "
                                  f"{', '.join(valid)}") from None
         oracle = make_oracle(self.instance, oracle_name, self.compiled.info["max_configurations"])
-        from ..evaluation.lower_bound import certified_lower_bound
+        from ..certificates.lower_bound import certified_lower_bound
 
         def confirm(intercept, coef, upper, rows, tol):
             return certified_lower_bound(self.instance, intercept, coef, upper=upper, rows=rows, tol=tol)

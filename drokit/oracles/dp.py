@@ -261,7 +261,7 @@ FIXED_TABLE_ENTRIES = 48_000_000
 
 class FixedModelSeparation:
     """:meth:`DPOracle.separate` of ONE model at many ``lambda`` (``s = 0``): the worst-case evaluation's search over
-    ``lambda`` (:func:`drokit.evaluation.worst_case.worst_case_value_oracle`).  The DP tables -- the extreme total
+    ``lambda`` (:func:`drokit.certificates.worst_case.worst_case_value_oracle`).  The DP tables -- the extreme total
     gains per budget -- depend on the model only, so they are computed once here; each ``lambda`` then costs the
     terminal step alone (step 4 of the module docstring: ``max_{family, extreme, budget} L(...) - lambda
     (distance + kappa flip)``), and the maximizing configurations are recovered (the DP's backtrack) only where

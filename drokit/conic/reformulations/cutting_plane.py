@@ -203,7 +203,7 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
 
     ``confirm(intercept, coef, upper, rows, tol)``: an explicit dual point's bound for the best model (a
     :class:`~drokit.certificates.lagrangian.LowerBound` or ``None``; the estimators pass
-    :func:`~drokit.evaluation.lower_bound.certified_lower_bound`), which confirms the first gap the masters' dual
+    :func:`~drokit.certificates.lower_bound.certified_lower_bound`), which confirms the first gap the masters' dual
     objective closes; without it (or when it falls short) the masters are solved 100x tighter from then on.
 
     ``control`` (a :class:`~drokit.run_control.RunControl`; default: the method's log on stderr when
