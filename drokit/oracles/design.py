@@ -28,16 +28,27 @@ class CodeLayout:
     dummy_offsets: np.ndarray
     n_encoded: int
 
+    def code_base(self, lead: int) -> np.ndarray:
+        """Per feature, the column of its code ``c > 0`` minus ``c``, in a design whose first ``lead`` columns are the
+        intercept and the numerical features (code 0, the reference level, has no column)."""
+        return lead + self.dummy_offsets - 1
+
     @staticmethod
     def of(inst: DROInstance) -> "CodeLayout":
         schema = inst.schema
         return CodeLayout(np.asarray(schema.levels, dtype=int), schema.dummy_offsets(), int(schema.n_encoded))
 
 
+def row_design(inst: DROInstance, rows: ConfigurationRows) -> sp.csr_matrix:
+    """``[x_{n_k}, dummies(z_k)]`` for every configuration row (K, n_encoded)."""
+    X = inst.data.X[rows.sample]
+    return sp.hstack([sp.csr_matrix(X), inst.schema.dummies(rows.Z)], format="csr")
+
+
 def dense_row_design(inst: DROInstance, rows: ConfigurationRows, rep: Optional[np.ndarray] = None,
                      layout: Optional[CodeLayout] = None) -> np.ndarray:
     """``[1, x_{n_k}, dummies(z_k)]`` per row (the leading 1 with an intercept) as a dense array, written in
-    place (the same matrix as :func:`.dual.row_design`, without scipy.sparse); ``rep``: the rows to repeat, in
+    place (:func:`row_design` with the intercept column, without scipy.sparse); ``rep``: the rows to repeat, in
     order (one term per loss piece); ``layout``: the codes' columns (default: the schema's)."""
     sample, Z = (rows.sample, rows.Z) if rep is None else (rows.sample[rep], rows.Z[rep])
     return design_of_codes(inst, sample, Z, layout)
@@ -54,7 +65,7 @@ def design_of_codes(inst: DROInstance, sample: np.ndarray, Z: np.ndarray,
         out[:, 0] = 1.0
     out[:, offset:offset + n_num] = inst.data.X[sample]
     if Z.shape[1]:
-        cols = offset + n_num + layout.dummy_offsets[None, :] + Z - 1    # code c > 0 -> offset + c - 1
+        cols = layout.code_base(offset + n_num)[None, :] + Z
         k, l = np.nonzero(Z > 0)
         out[k, cols[k, l]] = 1.0
     return out
@@ -86,7 +97,7 @@ def csr_design_of_codes(inst: DROInstance, sample: np.ndarray, Z: np.ndarray, la
     index = np.int32 if max(int(indptr[-1]), n_cols) < 2 ** 31 - 1 else np.int64
     data = np.empty(int(indptr[-1]))
     indices = np.empty(int(indptr[-1]), dtype=index)
-    dummy_cols = lead + layout.dummy_offsets[None, :] - 1                  # code c > 0 -> its column
+    dummy_cols = layout.code_base(lead)[None, :]                            # code c > 0 -> dummy_cols + c
     for begin in range(0, K, GRAM_CHUNK):
         end = min(K, begin + GRAM_CHUNK)
         cols = np.empty((end - begin, lead + Z.shape[1]), dtype=index)

@@ -15,9 +15,9 @@ import numpy as np
 from ..models.instance import DROInstance
 from .base import NEAR_LIMIT, Separation, SeparationOracle, largest_per_sample
 # the row algebra lives in .rows; its names stay importable from here
+from .design import row_design
 from .rows import (ConfigurationRows, FractionalRows, RowIndex, all_levels_grid, concat_rows,
-                   count_configuration_rows, enumerate_configurations, row_design, row_keys, take_rows,
-                   unique_rows)
+                   count_configuration_rows, enumerate_configurations, row_keys, take_rows, unique_rows)
 
 __all__ = ["EnumerationOracle", "ConfigurationRows", "FractionalRows", "RowIndex", "all_levels_grid", "concat_rows",
            "count_configuration_rows", "enumerate_configurations", "row_design", "row_keys", "take_rows",

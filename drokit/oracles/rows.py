@@ -4,9 +4,9 @@ A *configuration row* ``(n, z, flip)`` is sample ``n`` moved to the categorical 
 their observed level), with its label flipped or not, at transport cost ``D(z, z_n) + kappa flip`` (belbasi2023
 Observation 1 / problem (3), sun2025 Theorem 1).  Here: the rows (:class:`ConfigurationRows`, and
 :class:`FractionalRows` for distributions over one sample's configurations), their full enumeration and its size,
-taking, joining, de-duplicating and indexing them, and the quantities of a fixed model on them: the design
-``[x_n, dummies(z)]``, the loss arguments ``u_k`` and losses ``L(u_k)``, and the floor ``lambda_min(beta)`` of the
-transport multiplier.  Enumeration costs O(N |Z| m) time and memory: ``N |Z|`` rows (times 2 with label flips),
+taking, joining, de-duplicating and indexing them, and the quantities of a fixed model on them: the loss arguments
+``u_k`` and losses ``L(u_k)``, and the floor ``lambda_min(beta)`` of the transport multiplier (their encoded design
+``[1, x_n, dummies(z)]`` is :mod:`.design`'s).  Enumeration costs O(N |Z| m) time and memory: ``N |Z|`` rows (times 2 with label flips),
 exponential in the number of categorical features.
 """
 
@@ -203,12 +203,6 @@ def unique_rows(rows: ConfigurationRows) -> ConfigurationRows:
     keys = np.column_stack([rows.sample, rows.flip, rows.Z]).astype(np.int64)
     _, first = np.unique(keys, axis=0, return_index=True)
     return take_rows(rows, np.sort(first))
-
-
-def row_design(inst: DROInstance, rows: ConfigurationRows) -> sp.csr_matrix:
-    """``[x_{n_k}, dummies(z_k)]`` for every configuration row (K, n_encoded)."""
-    X = inst.data.X[rows.sample]
-    return sp.hstack([sp.csr_matrix(X), inst.schema.dummies(rows.Z)], format="csr")
 
 
 def row_margins(inst: DROInstance, rows: ConfigurationRows, intercept: float, coef: np.ndarray) -> np.ndarray:

@@ -29,7 +29,7 @@ import scipy.sparse as sp
 
 from ...models.instance import DROInstance
 from ...oracles.enumeration import ConfigurationRows
-from ...oracles.rows import row_design  # noqa: F401  (importable from here, as before)
+from ...oracles.design import row_design  # noqa: F401  (importable from here, as before)
 from ..builder import Affine, ProgramBuilder, linear_score
 from ..program import ConicProgram
 from .budget_cuts import add_budget_cuts

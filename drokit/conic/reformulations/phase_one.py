@@ -210,7 +210,7 @@ class _SmoothedMaster(RowTerms):
         top = np.maximum.reduceat(v, self.starts)
         near = v >= top[self.segment] - gap
         per_row = np.zeros(self.rows.size, dtype=bool)
-        np.logical_or.at(per_row, self.term_row, near)
+        per_row[self.term_row[near]] = True
         return np.flatnonzero(per_row)
 
     def dual_point(self, theta: np.ndarray, tau: float):

@@ -58,7 +58,7 @@ def nominal_changes(inst: DROInstance, sample: np.ndarray, Z: np.ndarray,
     N = inst.n_samples
     if N * n_cols + 4 * term.size > NOMINAL_CHANGES_FRACTION * sample.size * n_cols:
         return None
-    first = int(inst.fit_intercept) + inst.n_numerical + layout.dummy_offsets[feature] - 1   # code c -> first + c
+    first = layout.code_base(int(inst.fit_intercept) + inst.n_numerical)[feature]          # code c -> first + c
     new, old = Z[term, feature], own[term, feature]
     up, down = new > 0, old > 0
     entries = np.r_[term[up], term[down]]
