@@ -45,7 +45,9 @@ def run_seed(args):
 
 
 def summary_table(counts: Counter, bounds: dict, labels, n_instances: int, seconds: float) -> str:
-    """The table printed at the end: verdicts and failure categories (rows) by method (columns), then
+    """The table printed at the end: verdicts and failure categories (rows) by method (columns), the fits by the
+    source of their lower bound (``auxiliary["lower_bound"]["source"]``; ``"method"`` is a solver's dual
+    objective capped at the upper bound, the others explicit dual points evaluated exactly), then
     quantiles of the certificate's excess ``lower - upper``: relative (over the fits with ``|upper| >=
     1e-6``) and absolute (all fits)."""
     rows = ["pass", "fail", "skip", "reference_failed"] + list(fz.CATEGORIES)  # verdicts, then categories
@@ -57,6 +59,10 @@ def summary_table(counts: Counter, bounds: dict, labels, n_instances: int, secon
         if r == fz.CATEGORIES[0]:
             lines.append(f"{'failures by category':<18}")
         lines.append(f"{r:<18}" + "".join(f"{counts[(lbl, r)]:>{width + 2}}" for lbl in labels))
+    lines.append("-" * len(head))
+    for source in sorted({key[1][len("source "):] for key in counts if key[1].startswith("source ")}):
+        key = f"source {source or '(none)'}"
+        lines.append(f"{key[:18]:<18}" + "".join(f"{counts[(lbl, 'source ' + source)]:>{width + 2}}" for lbl in labels))
     lines.append("-" * len(head))
     for kind in ("rel", "abs"):
         for q in (50, 90, 99, 100):
@@ -104,6 +110,8 @@ def main(argv=None) -> int:
         for done, (seed, summary, description, outcomes) in enumerate(results, start=1):
             for o in outcomes:
                 counts[(o.method, o.verdict)] += 1
+                if np.isfinite(o.lower_bound):
+                    counts[(o.method, "source " + o.source)] += 1
                 if np.isfinite(o.excess):
                     bounds[o.method].append((o.lower_bound, o.upper_bound))
                 for category in o.categories:

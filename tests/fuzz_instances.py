@@ -470,6 +470,9 @@ class Outcome:
     excess: float = float("nan")
     seconds: float = 0.0
     reference_failed: bool = False
+    #: how the lower bound was obtained (``res.auxiliary["lower_bound"]["source"]``: ``"lagrangian"``, ``"barrier"``,
+    #: ``"method"``, ... ; ``""`` without a fit or without the entry)
+    source: str = ""
 
     @property
     def categories(self) -> List[str]:
@@ -541,6 +544,7 @@ def _check_fit(inst: Instance, res: dk.FitResult, out: Outcome) -> None:
     out.objective, out.status = float(res.objective), str(res.status)
     out.lower_bound, out.upper_bound = float(res.lower_bound), float(res.upper_bound)
     out.excess = (out.lower_bound - out.upper_bound) / max(abs(out.upper_bound), 1e-8)
+    out.source = str((res.auxiliary.get("lower_bound") or {}).get("source", ""))
     if out.excess > CERTIFICATE_RTOL:
         out.failures.append(("certificate", f"lower {out.lower_bound!r} > upper {out.upper_bound!r} "
                                             f"(relative excess {out.excess:.2e})"))
