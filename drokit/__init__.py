@@ -45,7 +45,7 @@ data             drokit.datasets: load (16 UCI sets), load_german_credit
 errors           DrokitError, ParameterError, DataError, ProblemTooLargeError, SolverError, FitInterrupted
 """
 
-from . import conic, datasets, evaluation, losses, model_selection, solvers
+from . import conic, datasets, evaluation, losses, methods, model_selection, solvers
 from .ambiguity import AmbiguitySet, CalibratedWasserstein, Intersection, OTMoment, Wasserstein
 from .evaluation import (RobustnessReport, feature_stability, robustness_report, simulate_shift, stability,
                          stability_curve, worst_case, worst_case_value, worst_case_value_oracle)

@@ -122,12 +122,12 @@ def test_auto_picks_cutting_plane_above_the_monolithic_limit():
 def test_auto_picks_the_box_lp_for_small_piecewise_affine_problems(monkeypatch):
     """Hinge with p = 1: auto takes the exact box LP up to BOX_AUTO_LIMIT rows, the cutting plane above;
     both reach the same optimum."""
-    import drokit.conic.reformulations.paths as paths
+    import drokit.methods.box as box_method
     X, y = _three_categorical(300)
     prob = _problem(dk.losses.Hinge(), "classification", np.inf, 1, 1, radius=0.1)
     box = prob.compile(X, y, categorical_features=[1, 2, 3])
     assert box.method == "box" and "box LP applies" in box.method_reason
-    monkeypatch.setattr(paths, "BOX_AUTO_LIMIT", 10)
+    monkeypatch.setattr(box_method, "BOX_AUTO_LIMIT", 10)
     cp = prob.compile(X, y, categorical_features=[1, 2, 3])
     assert cp.method == "cutting_plane"
     assert box.solve().objective == pytest.approx(cp.solve().objective, rel=1e-6)

@@ -44,7 +44,7 @@ LAYERS: Dict[str, int] = {
     "drokit.oracles": 4,
     "drokit.solvers": 5,
     "drokit.certificates": 6,
-    "drokit.conic.reformulations": 7,
+    "drokit.conic.reformulations": 7, "drokit.methods": 7,
     "drokit.models": 8,
     "drokit.evaluation": 9, "drokit.model_selection": 9,
     "drokit": 10,

@@ -15,7 +15,7 @@ from scipy.special import expit, softmax
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ..conic.reformulations import MAX_CONFIGURATIONS, METHODS
+from ..methods import MAX_CONFIGURATIONS, method_names
 from ..exceptions import FitInterrupted, ParameterError
 from ..losses import get_loss
 from ..losses.base import CLASSIFICATION, REGRESSION
@@ -63,8 +63,8 @@ class DROLinearModel(BaseEstimator):
 
     # ------------------------------------------------------------ validation
     def _validate_params(self) -> None:
-        if self.method not in METHODS:
-            raise ParameterError(f"method must be one of {list(METHODS)}, got {self.method!r}")
+        if self.method not in method_names():
+            raise ParameterError(f"method must be one of {list(method_names())}, got {self.method!r}")
         if not isinstance(self.solver, str) or self.solver.lower() not in solver_choices():
             raise ParameterError(f"solver must be one of {solver_choices()}, got {self.solver!r}")
         if self.handle_unknown not in HANDLE_UNKNOWN:
@@ -186,9 +186,9 @@ class DROClassifier(ClassifierMixin, DROLinearModel):
     ambiguity : :class:`~drokit.Wasserstein` ball (default radius 0.1 with the default metric), an
         :class:`~drokit.Intersection`, or an :class:`~drokit.AmbiguitySet` built on the training data at
         ``fit`` (e.g. :class:`~drokit.CalibratedWasserstein`); the set actually fitted is ``ambiguity_``.
-    method : ``"auto"``, ``"erm"``, ``"closed_form"``, ``"monolithic"``, ``"cutting_plane"``, ``"box"`` or ``"graph"``; the choice
-        and its reason are
-        in ``result_.method`` / ``result_.method_reason``.
+    method : ``"auto"``, ``"erm"``, ``"closed_form"``, ``"monolithic"``, ``"cutting_plane"``, ``"box"``, ``"graph"`` or a
+        method registered with :func:`drokit.methods.register_method` (:func:`drokit.methods.method_names` lists them);
+        the choice and its reason are in ``result_.method`` / ``result_.method_reason``.
     solver : ``"auto"`` (default: the structured ``"barrier"`` solver for the closed-form logistic model
         when no ``solver_options`` are given, :mod:`drokit.solvers.barrier`; Clarabel otherwise),
         ``"clarabel"``, ``"mosek"`` (only with a licence), ``"scs"``, ``"ecos"`` or ``"barrier"``.

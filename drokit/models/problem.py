@@ -18,7 +18,8 @@ import numpy as np
 from threadpoolctl import ThreadpoolController
 
 from ..ambiguity.wasserstein import Wasserstein
-from ..conic.reformulations import MAX_CONFIGURATIONS, CompiledProgram, compile_instance
+from ..conic.reformulations.dual import CompiledProgram
+from ..methods import MAX_CONFIGURATIONS, compile_instance, get_method
 from ..oracles import count_configuration_rows, make_oracle
 from ..oracles.rows import row_margins
 from ..params import component
@@ -170,8 +171,8 @@ class Problem:
 
     def compile(self, X, y, method: str = "auto", *, categorical_features=None, categories="auto",
                 max_configurations: int = MAX_CONFIGURATIONS, sample_weight=None) -> "CompiledProblem":
-        """Build the conic program with ``method`` in {"auto", "erm", "closed_form", "monolithic",
-        "cutting_plane"} (for the cutting plane: its first master)."""
+        """Bind the data and compile with ``method`` (``"auto"`` or a registered name, :mod:`drokit.methods`; for the
+        cutting plane: its first master)."""
         from ..ambiguity.intersection import Intersection
         t0 = time.perf_counter()
         problem = self.built(X, y, categorical_features=categorical_features, categories=categories,
@@ -450,6 +451,13 @@ class CompiledProblem:
     def method_reason(self) -> str:
         return self.compiled.method_reason
 
+    @property
+    def driver(self) -> str:
+        """How the compiled form is solved: the registered method's ``driver`` (:data:`drokit.methods.DRIVERS`):
+        ``"program"`` (one conic program for a back-end) or ``"cutting_plane"`` (the loop of
+        :func:`~drokit.conic.reformulations.cutting_plane.solve_cutting_plane`)."""
+        return get_method(self.method).driver
+
     def to_cvxpy(self):
         """The same conic program as a ``cvxpy.Problem`` (returns ``(problem, x)``); for cross-checks.  After a
         cutting-plane solve it is the final master; with a loss compiled by tangents, a relaxation (its value
@@ -541,7 +549,7 @@ class CompiledProblem:
         """:meth:`solve` without the thread limit: one solve, or the tangent refinement of an outer
         approximation."""
         loss = self.instance.loss
-        if not getattr(loss, "outer_approximation", False) or self.method == "cutting_plane":
+        if not getattr(loss, "outer_approximation", False) or self.driver == "cutting_plane":
             return self._solve_once(solver, solver_options, on_inaccurate, verbose, method_options)
         for refinement in range(self.MAX_TANGENT_ROUNDS):   # the gap is judged below, after the refinement
             result = self._solve_once(solver, solver_options, on_inaccurate, verbose, method_options,
@@ -600,7 +608,7 @@ class CompiledProblem:
             except _BarrierNotCertified as uncertified:
                 fallback_note = str(uncertified)
         backend = get_backend(solver)
-        if self.method == "cutting_plane":
+        if self.driver == "cutting_plane":
             return self._solve_cutting_plane(backend, solver_options, on_inaccurate, verbose,
                                              method_options)
         if method_options:

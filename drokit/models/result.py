@@ -35,7 +35,7 @@ class ProgramRecipe:
         if getattr(inst.loss, "outer_approximation", False):
             inst = replace(inst, loss=_tangent_snapshot(inst.loss))
         # the final master, or the function that builds it (a fit certified by phase 1 solved no master)
-        master = compiled.compiled._program if compiled.method == "cutting_plane" else None
+        master = compiled.compiled._program if compiled.driver == "cutting_plane" else None
         return cls(inst, compiled.method, int(compiled.max_configurations), master)
 
     def build(self):
@@ -44,7 +44,7 @@ class ProgramRecipe:
             self.master = self.master()
         if self.master is not None:
             return self.master
-        from ..conic.reformulations import compile_instance
+        from ..methods import compile_instance
         inst = self.instance
         if getattr(inst.loss, "outer_approximation", False):  # compiling records the program in the loss
             inst = replace(inst, loss=_tangent_snapshot(inst.loss))
