@@ -134,3 +134,32 @@ def test_bad_registrations_are_refused(registered):
         register_method("enumerated_copy")
     with pytest.raises(dk.ParameterError, match="unknown method"):
         unregister_method("never_registered")
+
+
+def test_a_registered_oracle_drives_the_cutting_plane():
+    """Oracles have a registry too: one registered by hand is what the cutting plane calls by name."""
+    from drokit.oracles import EnumerationOracle, make_oracle, oracle_names, register_oracle, unregister_oracle
+    calls = []
+
+    class CountingOracle(EnumerationOracle):
+        def separate(self, *args, **kwargs):
+            calls.append(1)
+            return super().separate(*args, **kwargs)
+
+    X, y = _mixed()
+    problem = dk.Problem(loss="logistic", ambiguity=dk.Wasserstein(radius=0.2))
+    register_oracle("counting", lambda inst, max_configurations: CountingOracle(inst), "enumeration, counted")
+    try:
+        assert oracle_names()[-1] == "counting"
+        res = problem.compile(X, y, "cutting_plane").solve(method_options={"oracle": "counting"})
+        ref = problem.compile(X, y, "monolithic").solve()
+        assert calls and res.status == "optimal"
+        assert res.objective == pytest.approx(ref.objective, rel=1e-6)
+        with pytest.raises(dk.ParameterError, match="registered already"):
+            register_oracle("counting", lambda inst, mc: CountingOracle(inst), "again")
+    finally:
+        unregister_oracle("counting")
+    with pytest.raises(dk.ParameterError, match=r"unknown oracle 'counting'; choose one of \['auto', 'hull', 'dp'"):
+        make_oracle(_instance(), "counting")
+    with pytest.raises(dk.ParameterError, match="other than 'auto'"):
+        register_oracle("auto", lambda inst, mc: None, "x")
