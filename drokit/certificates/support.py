@@ -12,11 +12,12 @@ from typing import Callable, List, Optional, Tuple
 
 import numpy as np
 
-from ..exceptions import DataError, ParameterError, ProblemTooLargeError, SolverError
+from ..exceptions import DataError, ParameterError, ProblemTooLargeError
 from ..models.instance import DROInstance
 from ..oracles.enumeration import (ConfigurationRows, concat_rows, count_configuration_rows,
                                    enumerate_configurations, take_rows, unique_rows)
 from ..oracles.rows import lambda_floor, row_losses
+from .lambda_search import LinePoint, minimize_line
 
 #: largest enumeration the exact evaluator builds (configuration rows)
 MAX_EVALUATION_ROWS = 2_000_000
@@ -27,16 +28,6 @@ AUTO_ENUMERATION_ROWS = 200_000
 
 
 # ============================================================================ row sources
-@dataclass
-class _Point:
-    """Per-sample maximizers of ``l_k - lam c_k`` at one ``lam``: ``F(lam)`` and its slope there."""
-
-    lam: float
-    value: float               # F(lam)
-    slope: float               # eps - mean cost of these maximizers (a subgradient of F)
-    rows: ConfigurationRows    # one row per sample, rows.sample == arange(N)
-
-
 class _EnumeratedRows:
     """Maximizers by brute force over all configuration rows (sorted once so that every sample owns
     one contiguous block of equal length: one reshape and argmax per evaluation, O(K))."""
@@ -110,61 +101,12 @@ def _by_sample(sep) -> Tuple[ConfigurationRows, np.ndarray]:
 
 
 # ============================================================================ the 1-D problem
-def _point(argmax: Callable, lam: float, eps: float) -> _Point:
-    """``F(lam) = lam eps + sum_n p_n phi_n`` and its slope ``eps - sum_n p_n c_n`` (one row per sample;
-    ``p = argmax.p``, the sample probabilities)."""
+def _point(argmax: Callable, lam: float, eps: float) -> LinePoint:
+    """``F(lam) = lam eps + sum_n p_n phi_n`` and its slope ``eps - sum_n p_n c_n`` (one row per sample, the
+    point's ``data``; ``p = argmax.p``, the sample probabilities)."""
     rows, phi = argmax(lam)
     q = argmax.p[rows.sample]
-    return _Point(float(lam), float(lam * eps + q @ phi), float(eps - q @ rows.cost), rows)
-
-
-def _minimize_F(argmax: Callable, eps: float, lam_min: float, tol: float = 1e-13,
-                max_iter: int = 500) -> Tuple[float, float, Optional[_Point], _Point, int]:
-    """Exact minimizer of the convex piecewise-linear ``F`` over ``lam >= lam_min`` (Kelley's method).
-
-    Returns ``(lam*, F(lam*), left, right, evaluations)``: ``left`` / ``right`` are points whose
-    maximizers are also maximizers at ``lam*`` with slopes ``<= 0`` / ``>= 0``; ``left`` is ``None`` when
-    ``lam* = lam_min`` was detected at once (the caller then evaluates the left derivative).
-    """
-    a = _point(argmax, lam_min, eps)
-    count = 1
-    if a.slope >= 0:
-        return lam_min, a.value, None, a, count
-    lam_b = max(2.0 * lam_min, 1.0)
-    b = _point(argmax, lam_b, eps)
-    count += 1
-    while b.slope < 0:  # F still decreasing: move right (the slope tends to eps > 0)
-        a = b
-        lam_b *= 4.0
-        if lam_b > 1e15:
-            raise SolverError("worst-case evaluation: F(lambda) keeps decreasing; the transport costs "
-                              "are degenerate", solver="worst_case")
-        b = _point(argmax, lam_b, eps)
-        count += 1
-    best = p = min((a, b), key=lambda q: q.value)  # p: the last point evaluated
-    last_x = None
-    for _ in range(max_iter):
-        if b.lam - a.lam <= 1e-15 * max(1.0, b.lam):
-            break
-        x = (b.value - a.value + a.slope * a.lam - b.slope * b.lam) / (a.slope - b.slope)
-        x = min(max(x, a.lam), b.lam)
-        if x == last_x:  # no progress (rounding at the kink): x is the minimizer
-            return x, p.value, a, b, count  # p was evaluated at x
-        last_x = x
-        cut = a.value + a.slope * (x - a.lam)
-        p = _point(argmax, x, eps)
-        count += 1
-        if p.value < best.value:
-            best = p
-        if p.slope < 0:
-            a = p
-        elif p.slope > 0:
-            b = p
-        else:
-            a = b = p
-        if p.slope == 0 or p.value <= cut + tol * max(1.0, abs(cut)):
-            return x, p.value, a, b, count
-    return best.lam, best.value, a, b, count
+    return LinePoint(float(lam), float(lam * eps + q @ phi), float(eps - q @ rows.cost), rows)
 
 
 def _knapsack(c_left: np.ndarray, l_left: np.ndarray, c_right: np.ndarray, l_right: np.ndarray,
@@ -265,10 +207,11 @@ def worst_case_support(inst: DROInstance, intercept: float, coef: np.ndarray, *,
                                 eps, method, 0)
 
     argmax = _row_source(inst, intercept, coef, method)
-    lam, value, left, right, evaluations = _minimize_F(argmax, eps, lam_min)
+    search = minimize_line(lambda lam_: _point(argmax, lam_, eps), lam_min)
+    lam, value, left, right, evaluations = search.lam, search.value, search.left, search.right, search.evaluations
 
-    def rows_and_values(point: _Point):
-        rows = point.rows
+    def rows_and_values(point: LinePoint):
+        rows = point.data
         return rows, _exact_cost(inst, rows), row_losses(inst, rows, intercept, coef)
 
     r_rows, r_cost, r_loss = rows_and_values(right)

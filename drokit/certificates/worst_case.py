@@ -28,6 +28,7 @@ from ..oracles.enumeration import (ConfigurationRows, count_configuration_rows,
 # the row algebra of a fixed model lives in drokit.oracles.rows; its names stay importable from here
 from ..oracles.rows import lambda_floor, row_losses
 from .support import MAX_EVALUATION_ROWS, worst_case_support
+from .lambda_search import LinePoint, minimize_line
 
 #: above this many configuration rows the certificate uses the oracle instead of the enumeration LP
 CERTIFICATE_ENUMERATION_ROWS = 5_000
@@ -119,11 +120,10 @@ def worst_case_value_oracle(inst: DROInstance, intercept: float, coef: np.ndarra
     """Worst-case risk of a fixed model with a separation oracle instead of the enumeration.
 
     ``F(lambda) = lambda eps + mean_n max_k (l_k - lambda c_k)`` is convex and piecewise linear in
-    lambda; the oracle (called with ``s = 0``) returns ``F`` and a subgradient ``eps - mean_n c_{k*}``.
-    Two supporting lines with slopes of opposite sign bracket the minimum; evaluating ``F`` at their
-    intersection either proves optimality (``F`` equals the lines' value there) or gives a new line.
-    Finite for a piecewise-linear ``F``.  The returned value is ``F`` at the best lambda found, so it is
-    always an upper bound on ``WC(beta)`` (and equal to it at convergence, within ``tol``).
+    lambda; the oracle (called with ``s = 0``) returns ``F`` and a subgradient ``eps - mean_n c_{k*}``, and
+    :func:`.lambda_search.minimize_line` (Kelley's method) finds the minimum.  The returned value is ``F`` at the
+    best lambda found, so it is always an upper bound on ``WC(beta)`` (and equal to it at convergence, within
+    ``tol``).
 
     ``lam_hint``: a lambda near the minimizer (the fit's own): the bracket then grows from it by factors of 4
     from a relative width 1e-6, instead of from ``lambda_min`` (17 oracle calls at 100,000 rows, 6 s of a fit,
@@ -149,80 +149,16 @@ def worst_case_value_oracle(inst: DROInstance, intercept: float, coef: np.ndarra
     def line(lam):
         if fixed is not None:
             violation, cost = fixed.values(lam)
-            return lam * inst.radius + float(inst.p @ violation), inst.radius - float(inst.p @ cost), None
+            return LinePoint(lam, lam * inst.radius + float(inst.p @ violation), inst.radius - float(inst.p @ cost))
         sep = oracle.separate(intercept, coef, lam, zeros)
         p = inst.p[sep.rows.sample]
-        value = lam * inst.radius + float(p @ sep.violation)
-        slope = inst.radius - float(p @ sep.rows.cost)
-        return value, slope, sep
+        return LinePoint(lam, lam * inst.radius + float(p @ sep.violation), inst.radius - float(p @ sep.rows.cost), sep)
 
-    def rows_of(point):
-        return point[3].rows if point[3] is not None else fixed.separation(point[0]).rows
-
-    bracket = _hinted_bracket(line, lam_min, lam_hint) if lam_hint is not None and np.isfinite(lam_hint) \
-        and lam_hint > lam_min else None
-    if bracket is not None:
-        lo, hi = bracket
-        best = lo if lo[1] <= hi[1] else hi
-        if lo[0] == lam_min and lo[2] >= 0:
-            return WorstCaseValue(lo[1], lam_min, lam_min, rows_of(lo), np.zeros(0), np.zeros(0))
-    else:
-        lo = (lam_min, *line(lam_min))
-        best = lo
-        if lo[2] >= 0:  # F increasing from lambda_min on
-            return WorstCaseValue(lo[1], lam_min, lam_min, rows_of(lo), np.zeros(0), np.zeros(0))
-        lam_hi = max(2.0 * lam_min, 1.0)
-        hi = (lam_hi, *line(lam_hi))
-    while hi[2] < 0:  # F still decreasing: move right (slope -> eps > 0 as lambda grows)
-        best = hi if hi[1] < best[1] else best
-        lo = hi
-        lam_hi = 4.0 * max(hi[0], 0.25)
-        hi = (lam_hi, *line(lam_hi))
-        if lam_hi > 1e12:
-            raise SolverError("worst-case evaluation: F(lambda) keeps decreasing; the radius is 0 or "
-                              "the costs are degenerate", solver="dp")
-    best = hi if hi[1] < best[1] else best
-    for _ in range(max_iter):
-        (l0, v0, g0, _), (l1, v1, g1, _) = lo, hi
-        if g1 - g0 <= 0 or l1 - l0 <= tol * max(1.0, l1):
-            break
-        lam_x = (v1 - v0 + g0 * l0 - g1 * l1) / (g0 - g1)  # intersection of the two lines
-        lam_x = min(max(lam_x, l0), l1)
-        cut_value = v0 + g0 * (lam_x - l0)
-        x = (lam_x, *line(lam_x))
-        if x[1] < best[1]:
-            best = x
-        if x[1] <= cut_value + tol * max(1.0, abs(cut_value)) or x[2] == 0:
-            break
-        if x[2] < 0:
-            lo = x
-        else:
-            hi = x
-    return WorstCaseValue(best[1], best[0], lam_min, rows_of(best), np.zeros(0), np.zeros(0))
-
-
-def _hinted_bracket(line, lam_min: float, hint: float):
-    """``(lo, hi)``: points ``(lambda, F, slope, sep)`` with ``lo``'s slope < 0 (or ``lo`` at ``lambda_min``) and
-    ``hi`` to its right, found from ``hint`` outwards (widths 1e-6 hint, growing fourfold); ``hi``'s slope may
-    still be negative (the caller then keeps moving right)."""
-    h = (hint, *line(hint))
-    width = 1e-6 * max(hint, 1e-12)
-    if h[2] >= 0:                         # the minimum is at or left of the hint
-        hi = h
-        while True:
-            lam = hint - width
-            if lam <= lam_min:
-                return (lam_min, *line(lam_min)), hi
-            x = (lam, *line(lam))
-            if x[2] < 0:
-                return x, hi
-            hi, width = x, 4.0 * width
-    lo = h                                # decreasing at the hint: the minimum is to its right
-    while True:
-        x = (hint + width, *line(hint + width))
-        if x[2] >= 0 or width > 1e12:
-            return lo, x
-        lo, width = x, 4.0 * width
+    search = minimize_line(line, lam_min, tol=tol, interval_tol=tol, max_iter=max_iter, lam_max=1e12,
+                           hint=lam_hint if lam_hint is not None and np.isfinite(lam_hint) else None)
+    best = search.best
+    rows = best.data.rows if best.data is not None else fixed.separation(best.lam).rows
+    return WorstCaseValue(best.value, best.lam, lam_min, rows, np.zeros(0), np.zeros(0))
 
 
 def worst_case_value_numerical(inst: DROInstance, intercept: float, coef: np.ndarray) -> float:
