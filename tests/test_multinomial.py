@@ -1,4 +1,4 @@
-"""The multinomial DRO logistic model (drokit.models.multinomial, drokit.evaluation.multinomial, issue 20 item 7) against an independent cvxpy model
+"""The multinomial DRO logistic model (drokit.models.multinomial, drokit.certificates.multinomial, issue 20 item 7) against an independent cvxpy model
 written from the module docstring (every configuration and label enumerated), against scikit-learn's multinomial
 logistic regression at radius 0, against the binary model at K = 2, and its certificate (weak duality, a mutation)."""
 
@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import drokit as dk
-import drokit.evaluation.multinomial as mb
+import drokit.certificates.multinomial as mb
 import drokit.models.multinomial as mn
 from drokit.conic.reformulations.multinomial import multinomial_rows
 

@@ -73,7 +73,7 @@ def bind_fitted_model(model, X, y, ambiguity=None, *, schema: Optional[FeatureSc
         if np.ndim(model.result_.coef) == 2:
             raise DataError(f"{where} evaluates binary models; this {type(model).__name__} is the multinomial model "
                             f"of {len(model.classes_)} classes (its certificate, result_, is the worst-case risk of "
-                            f"the fit; drokit.evaluation.multinomial.worst_case_value evaluates it on other rows)")
+                            f"the fit; drokit.certificates.multinomial.worst_case_value evaluates it on other rows)")
         intercept, coef = float(model.result_.intercept), np.asarray(model.result_.coef, dtype=float)
         classes = getattr(model, "classes_", None)
         owner = type(model).__name__

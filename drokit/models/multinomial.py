@@ -24,9 +24,9 @@ invariant to adding one vector to every class; the program keeps that freedom an
 centred (``sum_k w_k = 0``, ``sum_k b_k = 0``: :func:`_centred`), which changes neither scores' differences nor
 any value.
 
-The certificate: the upper bound is ``F`` of the fitted model evaluated exactly (:func:`drokit.evaluation.multinomial.worst_case_value`: an LP
+The certificate: the upper bound is ``F`` of the fitted model evaluated exactly (:func:`drokit.certificates.multinomial.worst_case_value`: an LP
 over ``lambda`` on the enumerated rows, then ``F`` at that ``lambda``, any ``lambda >= L(W)`` being an upper
-bound); the lower bound is the Lagrangian of an explicit dual point (:func:`drokit.evaluation.multinomial.lagrangian_bound`): by
+bound); the lower bound is the Lagrangian of an explicit dual point (:func:`drokit.certificates.multinomial.lagrangian_bound`): by
 ``LSE(f) = max_{q in simplex} q^T f + H(q)``, masses ``m_r`` (summing to ``p_n`` per sample) and class
 distributions ``q_r`` give
 
@@ -50,7 +50,7 @@ import numpy as np
 
 from ..conic.reformulations.multinomial import (MONOLITHIC_CONES, MultinomialRows, build_program, cutting_plane,
                                                 multinomial_rows, read_solution)
-from ..evaluation.multinomial import CERTIFIED_GAP, certified_lower_bound, worst_case_value
+from ..certificates.multinomial import CERTIFIED_GAP, certified_lower_bound, worst_case_value
 from ..exceptions import DataError, ParameterError, ProblemTooLargeError, SolverError
 from ..gaps import gap_scale, relative_gap
 from ..oracles.enumeration import ConfigurationRows
