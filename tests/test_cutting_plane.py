@@ -184,7 +184,7 @@ def test_inaccurate_master_with_nothing_to_add_is_pruned_and_the_loop_certifies(
     a second time (credit-approval at integer weights) the same working set is re-solved with the retry
     ladder.  The back-end here reports every first attempt without a retry setting inaccurate: the
     ladder's setting, once it solved a master, is kept for the next ones."""
-    from drokit.models import problem as problem_module
+    from drokit.models import compiled as problem_module
     from drokit.solvers.clarabel import ClarabelBackend
     retry_keys = {k for extra in ClarabelBackend.RETRY_SETTINGS for k in extra}
 
@@ -313,7 +313,7 @@ def test_failed_master_restarts_from_the_best_point_and_certifies(monkeypatch):
     """A master the back-end cannot solve (InsufficientProgress on every retry) after the first one: the
     loop restarts from the nominal rows and the maximizers at its best point instead of stopping, and
     certifies the monolithic optimum."""
-    from drokit.models import problem as problem_module
+    from drokit.models import compiled as problem_module
     from drokit.solvers.base import SOLVER_ERROR
     from drokit.solvers.clarabel import ClarabelBackend
 

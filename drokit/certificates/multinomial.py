@@ -29,7 +29,7 @@ from ..gaps import gap_scale
 from ..metrics.costs import NormCost
 from ..models.instance import DROInstance
 
-#: the status rule of every fit (drokit.models.problem.CERTIFIED_GAP): the search for a better dual point stops
+#: the status rule of every fit (drokit.models.certification.CERTIFIED_GAP): the search for a better dual point stops
 #: at a tenth of it
 CERTIFIED_GAP = 1e-6
 #: a free-column residual of the repaired dual point below this (relative to the masses) is rounding

@@ -21,7 +21,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 from ..exceptions import DrokitError, ParameterError
 from ..models.instance import DROInstance
 
-#: the drivers a method's compiled form can go to (``drokit.models.problem.CompiledProblem.solve``)
+#: the drivers a method's compiled form can go to (``drokit.models.compiled.CompiledProblem.solve``)
 DRIVERS = ("program", "cutting_plane", "intersection")
 
 

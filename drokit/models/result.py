@@ -30,7 +30,7 @@ class ProgramRecipe:
 
     @classmethod
     def of(cls, compiled) -> "ProgramRecipe":
-        """The recipe of the program a :class:`~drokit.models.problem.CompiledProblem` last solved."""
+        """The recipe of the program a :class:`~drokit.models.compiled.CompiledProblem` last solved."""
         inst = compiled.instance
         if getattr(inst.loss, "outer_approximation", False):
             inst = replace(inst, loss=_tangent_snapshot(inst.loss))

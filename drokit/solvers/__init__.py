@@ -20,7 +20,7 @@ _BACKENDS: Dict[str, tuple] = {
 }
 DEFAULT_SOLVER = "clarabel"
 #: ``solver="auto"`` (the estimators' default): the structured barrier solver for the fits it handles,
-#: Clarabel otherwise (:meth:`drokit.models.problem.CompiledProblem.solve`)
+#: Clarabel otherwise (:meth:`drokit.models.compiled.CompiledProblem.solve`)
 AUTO = "auto"
 #: solvers that work on a problem's structure instead of its conic program (:mod:`.barrier`: the
 #: closed-form logistic model)
