@@ -308,7 +308,8 @@ def _budget_bound(inst: DROInstance, rows, mass, slopes, residual, value, g, pri
       ``g_2 = 0``, the soft threshold ``g_2 = clip(g_L, -l1, l1)`` (free for the penalty, the smallest ``g_1`` per
       entry), given the model ``coef``, ``g_2`` = the penalty's gradient (:func:`penalty_gradient`, tight at a
       penalized optimum), and with an l2 penalty the split that leaves the penalty the least within the budget
-      (:func:`penalty_split`);
+      (:func:`penalty_split`); then, from the best of these, the split maximizing the bound (:func:`_searched_split`,
+      up to :data:`SPLIT_SEARCH_MAX` columns);
     * an adversarial loss (``attack = (p, A)``, ``A = alpha sum_k m_k |alpha_k|``) takes ``h`` with ``||h||_p <= A`` off
       what the budget pays: ``g_1 = g_L - g_2 - h`` (:func:`attack_offset`);
     * a budget overspent (``spent > eps``) is met by mixing with the nominal rows at slope 0 (``m' = t m + (1 - t)
