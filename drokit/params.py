@@ -1,12 +1,16 @@
 """scikit-learn's ``get_params`` / ``set_params`` for drokit's declaration objects (ground metrics, costs,
 ambiguity sets), so that ``DROClassifier(...).set_params(ambiguity__radius=0.2)``, ``clone`` and
-``GridSearchCV`` reach the parameters nested inside an estimator's ``ambiguity``."""
+``GridSearchCV`` reach the parameters nested inside an estimator's ``ambiguity``; and the declarative parameter
+checks (:class:`OneOf`, :class:`PositiveInteger`, :class:`Boolean`, :class:`RealNumber`, :class:`MappingOrNone`,
+:class:`Check`, read by
+:func:`validate_parameters`), in the image of scikit-learn's ``_parameter_constraints``."""
 
 from __future__ import annotations
 
 import copy
 import inspect
 from numbers import Real
+from typing import Any, Callable, Iterable, Mapping, Union
 
 import numpy as np
 
@@ -32,6 +36,84 @@ def real_number(value, name: str) -> float:
             got = f"a {type(value).__name__}: {value!r}"
         raise ParameterError(f"{name} must be a real number (an int or a float), got {got}")
     return float(value)
+
+
+class OneOf:
+    """The value is one of ``choices`` (a tuple, or a function returning one: a registry read at check time);
+    ``normalize`` (e.g. ``str.lower``) is applied to a string value before the comparison."""
+
+    def __init__(self, choices: Union[Iterable[Any], Callable[[], Iterable[Any]]],
+                 normalize: Callable[[str], str] = None):
+        self.choices, self.normalize = choices, normalize
+
+    def options(self) -> list:
+        return list(self.choices() if callable(self.choices) else self.choices)
+
+    def __call__(self, value, name: str) -> None:
+        options = self.options()
+        if self.normalize is not None:
+            ok = isinstance(value, str) and self.normalize(value) in options
+        else:
+            ok = _member(value, options)
+        if not ok:
+            shown = tuple(options) if isinstance(self.choices, tuple) else options
+            raise ParameterError(f"{name} must be one of {shown}, got {value!r}")
+
+
+def _member(value, options) -> bool:
+    try:
+        return value in options
+    except (TypeError, ValueError):              # an array compared elementwise
+        return False
+
+
+class PositiveInteger:
+    """An ``int`` (or numpy integer) above 0."""
+
+    def __call__(self, value, name: str) -> None:
+        if not (isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)) and value > 0):
+            raise ParameterError(f"{name} must be a positive integer, got {value!r}")
+
+
+class Boolean:
+    """``True`` or ``False`` (numpy booleans too)."""
+
+    def __call__(self, value, name: str) -> None:
+        if not isinstance(value, (bool, np.bool_)):
+            raise ParameterError(f"{name} must be True or False, got {value!r}")
+
+
+class RealNumber:
+    """A real number (:func:`real_number`); its range is checked where it is used."""
+
+    def __call__(self, value, name: str) -> None:
+        real_number(value, name)
+
+
+class MappingOrNone:
+    """A mapping of option names to values (a ``dict``), or ``None``."""
+
+    def __call__(self, value, name: str) -> None:
+        if value is not None and not isinstance(value, Mapping):
+            raise ParameterError(f"{name} must be a dict of option names to values, or None, got {value!r}")
+
+
+class Check:
+    """A check written as a function ``check(value)`` that raises :class:`ParameterError` itself (its message names
+    the parameter)."""
+
+    def __init__(self, check: Callable[[Any], Any]):
+        self.check = check
+
+    def __call__(self, value, name: str) -> None:
+        self.check(value)
+
+
+def validate_parameters(owner, constraints: Mapping[str, Callable[[Any, str], None]]) -> None:
+    """Check every ``owner.<name>`` against its constraint in ``constraints`` (in their order: the first failing one
+    raises :class:`ParameterError` naming the parameter, what it must be and what it got)."""
+    for name, constraint in constraints.items():
+        constraint(getattr(owner, name), name)
 
 
 def _parses(text) -> bool:

@@ -21,7 +21,8 @@ from ..losses import get_loss
 from ..losses.base import CLASSIFICATION, REGRESSION
 from ..solvers import solver_choices
 from ..run_control import check_time_limit, check_verbose
-from ..params import component, materialized, nested_params, real_number
+from ..params import (Boolean, Check, MappingOrNone, OneOf, PositiveInteger, RealNumber, component, materialized,
+                      nested_params, validate_parameters)
 from .problem import ON_INACCURATE, Problem
 from .validation import as_1d, check_array_2d, check_features, class_labels, encode_binary_labels
 
@@ -62,23 +63,26 @@ class DROLinearModel(BaseEstimator):
                 setattr(self, name, value)
 
     # ------------------------------------------------------------ validation
+    #: what each parameter must be, checked in this order at ``fit`` (:func:`drokit.params.validate_parameters`; the
+    #: declarations -- loss, ambiguity, the penalties' ranges -- check themselves, and ``categorical_features`` /
+    #: ``categories`` are checked against the data when it is bound)
+    _parameter_constraints = {
+        "method": OneOf(lambda: list(method_names())),
+        "solver": OneOf(solver_choices, normalize=str.lower),
+        "solver_options": MappingOrNone(),
+        "method_options": MappingOrNone(),
+        "handle_unknown": OneOf(HANDLE_UNKNOWN),
+        "on_inaccurate": OneOf(ON_INACCURATE),
+        "max_configurations": PositiveInteger(),
+        "fit_intercept": Boolean(),
+        "l1_penalty": RealNumber(),
+        "l2_penalty": RealNumber(),
+        "time_limit": Check(check_time_limit),
+        "verbose": Check(check_verbose),
+    }
+
     def _validate_params(self) -> None:
-        if self.method not in method_names():
-            raise ParameterError(f"method must be one of {list(method_names())}, got {self.method!r}")
-        if not isinstance(self.solver, str) or self.solver.lower() not in solver_choices():
-            raise ParameterError(f"solver must be one of {solver_choices()}, got {self.solver!r}")
-        if self.handle_unknown not in HANDLE_UNKNOWN:
-            raise ParameterError(f"handle_unknown must be one of {HANDLE_UNKNOWN}, got {self.handle_unknown!r}")
-        if self.on_inaccurate not in ON_INACCURATE:
-            raise ParameterError(f"on_inaccurate must be one of {ON_INACCURATE}, got {self.on_inaccurate!r}")
-        if not (isinstance(self.max_configurations, (int, np.integer)) and self.max_configurations > 0):
-            raise ParameterError(f"max_configurations must be a positive integer, got {self.max_configurations!r}")
-        if not isinstance(self.fit_intercept, (bool, np.bool_)):
-            raise ParameterError(f"fit_intercept must be True or False, got {self.fit_intercept!r}")
-        for name in ("l1_penalty", "l2_penalty"):
-            real_number(getattr(self, name), name)  # the range is checked by the problem
-        check_time_limit(self.time_limit)
-        check_verbose(self.verbose)
+        validate_parameters(self, self._parameter_constraints)
 
     def _problem(self) -> Problem:
         loss = get_loss(self.loss if self.loss is not None else self._default_loss)
