@@ -5,7 +5,8 @@ Steps: bind the training data; encode the auxiliary data with the training schem
 error); check the intersection is non-empty, ``eps + eps_hat >= W(P_N, P_hat)`` (exact transport LP,
 :func:`drokit.wasserstein_distance`); solve the static program of Theorem 11 with free ``s, s_hat``
 (:mod:`drokit.conic.reformulations.intersection`); bracket the fitted model's worst-case risk over the
-intersection from below by the finite-support LP.  The result carries ``bound = "upper"``: the objective is
+intersection from below by the finite-support LP (its answer repaired into a distribution exactly in both balls,
+:mod:`drokit.conic.reformulations.intersection_plans`, whose expected loss is the lower bound).  The result carries ``bound = "upper"``: the objective is
 a conservative upper bound, never the exact value (spec §2.5.3).
 """
 

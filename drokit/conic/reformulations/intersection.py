@@ -142,6 +142,7 @@ from ...losses.base import REGRESSION, Loss
 from ...metrics.costs import NormCost
 from ..builder import Affine, ProgramBuilder
 from ..program import ConicProgram
+from .intersection_plans import BUDGET_MARGIN, repaired_plans
 
 #: largest number of z-entries (``rows * n``, at most ``2 N N_hat n``) a static program may have
 MAX_Z_ENTRIES = 2_000_000
@@ -647,7 +648,10 @@ def finite_support_lower_bound(intercept, coef, X, y, X_aux, y_aux, radius, radi
              sum_im d(xi_i, s_m) pi_im <= eps,   sum_jm d(xihat_j, s_m) pihat_jm <= eps_aux,   pi, pihat >= 0
 
     (total mass exactly 1, not <= 1: spec §2.5.2).  Every feasible ``q`` is a distribution in both balls, so
-    the value is a lower bound; with :func:`static_value_at` (an upper bound) it brackets the exact worst
+    the value is a lower bound; HiGHS's answer (budgets tightened by
+    :data:`~.intersection_plans.BUDGET_MARGIN`) is repaired into exactly feasible plans
+    (:func:`~.intersection_plans.repaired_plans`) and the value is ``sum_m loss(s_m) q_m`` at the repaired ``q``, not the
+    LP's objective; with :func:`static_value_at` (an upper bound) it brackets the exact worst
     case.  Returns ``-inf`` when no distribution on S lies in both balls (an empty intersection, or a
     support too coarse: increase ``segment_points``).  With ``return_distribution=True`` returns
     ``(value, points, labels, q)``.
@@ -693,17 +697,28 @@ def finite_support_lower_bound(intercept, coef, X, y, X_aux, y_aux, radius, radi
     b_eq = np.concatenate([np.full(N, 1.0 / N), np.full(Na, 1.0 / Na), np.zeros(M)])
     A_ub = sp.csr_matrix(np.vstack([np.concatenate([C[ii, mm], np.zeros(nh)]),
                                     np.concatenate([np.zeros(nv), Ca[jj, mh]])]))
-    b_ub = np.array([d.eps, d.eps_a])
-    res = linprog(c_obj, A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=b_eq, bounds=(0, None), method="highs")
-    if res.status == 2:   # infeasible: no distribution on S lies in both balls
-        return (-np.inf, P, labels, np.zeros(M)) if return_distribution else -np.inf
-    if res.status != 0:
-        raise SolverError(f"finite-support LP (HiGHS) ended with status {res.status}: {res.message}",
-                          status="solver_error", raw_status=str(res.status), solver="highs")
-    value = float(-res.fun)
+    budgets = np.array([d.eps, d.eps_a])
+    infeasible = (-np.inf, P, labels, np.zeros(M)) if return_distribution else -np.inf
+    plans = None
+    # budgets tightened by BUDGET_MARGIN first, so that the repaired plans stay inside the real ones; the real budgets
+    # when that is infeasible (an intersection of (nearly) empty interior), kept only if the repair lands inside
+    for margin in (BUDGET_MARGIN, 0.0):
+        res = linprog(c_obj, A_ub=A_ub, b_ub=budgets * (1.0 - margin), A_eq=A_eq, b_eq=b_eq, bounds=(0, None),
+                      method="highs")
+        if res.status == 2:   # infeasible: no distribution on S lies in both balls
+            continue
+        if res.status != 0:
+            raise SolverError(f"finite-support LP (HiGHS) ended with status {res.status}: {res.message}",
+                              status="solver_error", raw_status=str(res.status), solver="highs")
+        plans = repaired_plans(res.x, ii, mm, jj, mh, C[ii, mm], Ca[jj, mh], N, Na, M)
+        if plans is not None and plans.cost <= d.eps and plans.cost_aux <= d.eps_a:
+            break
+        plans = None
+    if plans is None:
+        return infeasible
+    value = float(losses @ plans.q)       # the repaired q is in both balls: a lower bound (module docstring)
     if return_distribution:
-        q = np.bincount(mm, weights=res.x[:nv], minlength=M)
-        return value, P, labels, q
+        return value, P, labels, plans.q
     return value
 
 
