@@ -59,7 +59,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..losses.conjugate import conjugate, slope_domain
-from ..models.instance import DROInstance
+from ..instance import DROInstance
 from ..oracles.design import csr_row_design, sparse_gram
 from ..oracles.rows import (ConfigurationRows, FractionalRows, concat_rows, enumerate_configurations, row_margins,
                             take_rows)

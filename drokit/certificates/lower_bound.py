@@ -15,7 +15,7 @@ from .lagrangian import (BVLS_MAX_ROWS, KINK_RTOL, MASS_DROP, RESIDUAL_RTOL, SMO
                                        penalty_gradient, penalty_split, penalty_zeros, row_matrix, slope_room)
 from ..gaps import gap_scale
 from ..losses.conjugate import slope_domain
-from ..models.instance import DROInstance
+from ..instance import DROInstance
 from ..oracles.rows import ConfigurationRows, FractionalRows, concat_rows, row_losses, take_rows, unique_rows
 
 #: what this module defines, and the Lagrangian certificate's names it hands on (their home is

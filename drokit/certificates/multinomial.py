@@ -27,7 +27,7 @@ from scipy.special import softmax
 from ..oracles.multinomial_rows import MultinomialRows, limited_columns, row_design, row_losses, scores, take
 from ..gaps import gap_scale
 from ..metrics.costs import NormCost
-from ..models.instance import DROInstance
+from ..instance import DROInstance
 
 #: the status rule of every fit (drokit.models.certification.CERTIFIED_GAP): the search for a better dual point stops
 #: at a tenth of it

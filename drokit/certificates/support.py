@@ -13,7 +13,7 @@ from typing import Callable, List, Optional, Tuple
 import numpy as np
 
 from ..exceptions import DataError, ParameterError, ProblemTooLargeError
-from ..models.instance import DROInstance
+from ..instance import DROInstance
 from ..oracles.enumeration import (ConfigurationRows, concat_rows, count_configuration_rows,
                                    enumerate_configurations, take_rows, unique_rows)
 from ..oracles.rows import lambda_floor, row_losses

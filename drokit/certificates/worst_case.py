@@ -22,7 +22,7 @@ import scipy.sparse as sp
 from scipy.optimize import linprog
 
 from ..exceptions import ProblemTooLargeError, SolverError
-from ..models.instance import DROInstance
+from ..instance import DROInstance
 from ..oracles.enumeration import (ConfigurationRows, count_configuration_rows,
                                    enumerate_configurations)
 # the row algebra of a fixed model lives in drokit.oracles.rows; its names stay importable from here

@@ -363,7 +363,7 @@ def _score_block(y: np.ndarray, P: np.ndarray, metrics: Tuple[str, ...],
 
 def _predict(model, X, column: int, name: str) -> np.ndarray:
     """The positive-class probabilities of ``model`` on ``X``, checked (a drokit model checks ``X``'s columns
-    against those of its fit, :func:`drokit.models.validation.check_features`)."""
+    against those of its fit, :func:`drokit.validation.check_features`)."""
     try:
         proba = np.asarray(model.predict_proba(X), dtype=float)
     except DataError as exc:

@@ -64,7 +64,7 @@ import pandas as pd
 
 from ..certificates.support import METHODS, WorstCaseSupport, worst_case_support
 from ..exceptions import ParameterError
-from ..models.instance import DROInstance
+from ..instance import DROInstance
 from ..oracles.enumeration import ConfigurationRows, enumerate_configurations, take_rows
 from ..oracles.rows import row_losses, row_margins
 
@@ -386,7 +386,7 @@ def worst_case(model, X, y, ambiguity=None, *, method: str = "auto", schema=None
         ``schema.design(schema.transform(X))``), then ``schema`` (a :class:`~drokit.schema.FeatureSchema`)
         and ``ambiguity`` are required, and ``loss`` unless the model is a ``LogisticRegression``.
     X, y : evaluation data with the columns of fit, in the same order (pandas or numpy), checked as the
-        estimator's ``predict`` checks them (:func:`drokit.models.validation.check_features`: other
+        estimator's ``predict`` checks them (:func:`drokit.validation.check_features`: other
         DataFrame columns raise, a numpy array for a model fitted on a DataFrame warns); unseen
         categorical levels follow the estimator's ``handle_unknown`` (``"error"`` raises, ``"ignore"`` uses the reference
         level).  Classification labels must be among the model's ``classes_`` (a model without

@@ -14,7 +14,7 @@ adversarial training (ARO) at radius 0.
 
 Categorical features are not attacked (their levels are not perturbed at test time).  At a fixed model
 the attack is a constant shift ``c``: :meth:`Adversarial.at` gives the plain loss ``L(u - c)`` that every
-oracle and evaluation routine uses (through :meth:`drokit.models.instance.DROInstance.evaluated_at`).
+oracle and evaluation routine uses (through :meth:`drokit.instance.DROInstance.evaluated_at`).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from typing import Dict, Optional, Tuple
 
 from ..conic.reformulations.dual import CompiledProgram
 from ..exceptions import ParameterError
-from ..models.instance import DROInstance
+from ..instance import DROInstance
 from .erm import compile_erm
 from .monolithic import MAX_CONFIGURATIONS
 from .registry import auto_rules, get_method, method_names

@@ -10,7 +10,7 @@ from typing import Optional
 
 from ..conic.reformulations.box import box_rows, check_box_applicable, compile_box
 from ..exceptions import DrokitError, ParameterError
-from ..models.instance import DROInstance
+from ..instance import DROInstance
 from .registry import AutoRule, Method, refusal_of, register_method
 
 #: ``auto`` picks the box LP (piecewise-affine losses, p = 1) up to this many rows.  Measured, hinge,

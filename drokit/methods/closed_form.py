@@ -15,7 +15,7 @@ import numpy as np
 
 from ..conic.reformulations.dual import CompiledProgram, build_dual_program
 from ..exceptions import ParameterError
-from ..models.instance import DROInstance
+from ..instance import DROInstance
 from ..oracles.enumeration import enumerate_configurations
 from .registry import AutoRule, Method, register_method
 

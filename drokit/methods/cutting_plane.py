@@ -14,7 +14,7 @@ from typing import Optional
 
 from ..conic.reformulations.dual import CompiledProgram, build_dual_program
 from ..conic.reformulations.phase_one import phase_one_applies
-from ..models.instance import DROInstance
+from ..instance import DROInstance
 from ..oracles.enumeration import count_configuration_rows, enumerate_configurations
 from .monolithic import MAX_CONFIGURATIONS, MONOLITHIC_AUTO_LIMIT
 from .registry import AutoRule, Method, register_method

@@ -10,7 +10,7 @@ from typing import Optional
 
 from ..conic.reformulations.dual import CompiledProgram, build_dual_program
 from ..exceptions import ParameterError
-from ..models.instance import DROInstance
+from ..instance import DROInstance
 from ..oracles.enumeration import enumerate_configurations
 from .registry import AutoRule, Method, register_method
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ..exceptions import ParameterError
-from ..models.instance import DROInstance
+from ..instance import DROInstance
 from .registry import Method, register_method
 
 NEEDS_INTERSECTION = ("method='intersection' needs an Intersection ambiguity set "

@@ -12,7 +12,7 @@ from typing import Optional
 
 from ..conic.reformulations.dual import CompiledProgram, build_dual_program
 from ..exceptions import DrokitError
-from ..models.instance import DROInstance
+from ..instance import DROInstance
 from ..oracles.enumeration import count_configuration_rows, enumerate_configurations
 from ..oracles.rows import check_enumeration_size
 from .registry import AutoRule, Method, refusal_of, register_method

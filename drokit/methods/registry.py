@@ -1,6 +1,6 @@
 """The registry of methods: a :class:`Method` per way of solving a bound instance, and the rules ``method="auto"`` reads.
 
-A method turns a :class:`~drokit.models.instance.DROInstance` (a problem bound to data) into what its driver solves:
+A method turns a :class:`~drokit.instance.DROInstance` (a problem bound to data) into what its driver solves:
 a conic program for a back-end (``driver="program"``: ERM, the closed form, the monolithic, box and graph
 programs), the first master of a loop (``driver="cutting_plane"``), or nothing for a pipeline of its own
 (``driver="intersection"``, compiled from the :class:`~drokit.Problem`, not from an instance).  It declares when it does
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Tuple
 
 from ..exceptions import DrokitError, ParameterError
-from ..models.instance import DROInstance
+from ..instance import DROInstance
 
 #: the drivers a method's compiled form can go to (``drokit.models.compiled.CompiledProblem.solve``)
 DRIVERS = ("program", "cutting_plane", "intersection")

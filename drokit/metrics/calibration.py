@@ -221,7 +221,7 @@ def round_weights(weights, decimals: int, on_zero: str = "raise"):
                f"rho, or pass on_zero='warn' / 'ignore' to accept")
         if on_zero == "raise":
             raise ParameterError(msg)
-        from ..models.validation import user_stacklevel
+        from ..validation import user_stacklevel
         warnings.warn(msg, UserWarning, stacklevel=user_stacklevel())
     if labels is not None:
         return {k: float(v) for k, v in zip(keys, rounded)}

@@ -1,9 +1,9 @@
 """A fitted linear model bound to evaluation data: the one place that does it.
 
-:func:`bind_fitted_model` turns a fitted model and data ``(X, y)`` into the :class:`~drokit.models.instance.
+:func:`bind_fitted_model` turns a fitted model and data ``(X, y)`` into the :class:`~drokit.instance.
 DROInstance` of the data under the model's encoding, with the model's coefficients.  ``dk.worst_case``,
 ``dk.stability``, ``dk.feature_stability`` and ``dk.stability_curve`` use it; its check of ``X`` is
-:func:`~drokit.models.validation.check_features`, the same as the estimators' ``predict``.
+:func:`~drokit.validation.check_features`, the same as the estimators' ``predict``.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import numpy as np
 from ..exceptions import DataError, ParameterError
 from ..metrics.scales import fitted_spreads, with_fitted_scales
 from ..schema import FeatureSchema
-from .instance import DROInstance
-from .validation import check_array_2d, check_features
+from ..instance import DROInstance
+from ..validation import check_array_2d, check_features
 
 
 class FittedBinding(NamedTuple):
@@ -39,7 +39,7 @@ def bind_fitted_model(model, X, y, ambiguity=None, *, schema: Optional[FeatureSc
         ``intercept_`` fitted on drokit's design ``[numerical, reference-level dummies]`` of ``schema``
         (then ``schema`` and ``ambiguity`` are required, and ``loss`` unless it is a
         ``LogisticRegression``).
-    X, y : the evaluation data, checked by :func:`~drokit.models.validation.check_features` (the
+    X, y : the evaluation data, checked by :func:`~drokit.validation.check_features` (the
         columns of fit, in the same order, for a model fitted on a DataFrame).
     ambiguity : the ball whose metric and radius the instance carries; default the estimator's own.
     where : the calling function, named in the messages (``"worst_case"``, ``"stability"``, ...).
@@ -123,7 +123,7 @@ def bind_fitted_model(model, X, y, ambiguity=None, *, schema: Optional[FeatureSc
             raise DataError(f"model.classes_ has {classes.size} classes; only binary classifiers are "
                             f"supported")
     elif classification and y is not None:
-        from .validation import encode_binary_labels, plus_minus_one_labels
+        from ..validation import encode_binary_labels, plus_minus_one_labels
         if plus_minus_one_labels(y, n_rows) is None:  # two user labels: sorted, the second is +1
             _, classes = encode_binary_labels(y, n_rows)
     elif y is None:

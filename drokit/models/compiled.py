@@ -24,7 +24,7 @@ from ..solvers import get_backend
 from ..solvers.base import solve_with_retries
 from ..run_control import RunControl
 from .certification import CERTIFIED_GAP, FitCertification, mark_inaccurate, unproven_bound
-from .instance import DROInstance
+from ..instance import DROInstance
 from .result import FitResult, ProgramRecipe
 
 

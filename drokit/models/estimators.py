@@ -24,7 +24,7 @@ from ..run_control import check_time_limit, check_verbose
 from ..params import (Boolean, Check, MappingOrNone, OneOf, PositiveInteger, RealNumber, component, materialized,
                       nested_params, validate_parameters)
 from .problem import ON_INACCURATE, Problem
-from .validation import as_1d, check_array_2d, check_features, class_labels, encode_binary_labels
+from ..validation import as_1d, check_array_2d, check_features, class_labels, encode_binary_labels
 
 HANDLE_UNKNOWN = ("error", "ignore")
 
@@ -240,7 +240,7 @@ class DROClassifier(ClassifierMixin, DROLinearModel):
     feature_names_in_ : the column names of a DataFrame ``X`` at fit (string names only).  Data given to
         the fitted model (``predict``, ``predict_proba``, ``decision_function``, ``score``,
         ``dk.worst_case``, ``dk.stability``, ...) must have these columns in this order, as in
-        scikit-learn (:func:`drokit.models.validation.check_features`); a numpy array warns.
+        scikit-learn (:func:`drokit.validation.check_features`); a numpy array warns.
     """
 
     _task = CLASSIFICATION

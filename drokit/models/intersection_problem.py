@@ -19,7 +19,7 @@ import numpy as np
 
 from ..exceptions import DataError, ParameterError, SolverError
 from ..losses.base import CLASSIFICATION
-from .instance import DROInstance
+from ..instance import DROInstance
 from .result import FitResult
 
 REASON = ("intersection of two Wasserstein balls: the static program of selvi2025 Thm 11 with free s, s_hat "
@@ -143,7 +143,7 @@ def compile_intersection(problem, X, y, *, categorical_features=None, categories
                          sample_weight=None) -> CompiledIntersection:
     """Bind, encode the auxiliary data, and check the intersection is non-empty (see the module docstring)."""
     from ..metrics.transport import wasserstein_distance
-    from .validation import as_1d, encode_binary_labels, encode_with_classes, plus_minus_one_labels
+    from ..validation import as_1d, encode_binary_labels, encode_with_classes, plus_minus_one_labels
     t0 = time.perf_counter()
     first, second = problem.resolved_ambiguity().balls()
     if sample_weight is not None:

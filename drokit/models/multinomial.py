@@ -55,7 +55,7 @@ from ..exceptions import DataError, ParameterError, ProblemTooLargeError, Solver
 from ..gaps import gap_scale, relative_gap
 from ..oracles.enumeration import ConfigurationRows
 from ..schema import FeatureSchema
-from .instance import DROInstance
+from ..instance import DROInstance
 from .result import FitResult
 
 

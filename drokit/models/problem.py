@@ -25,8 +25,8 @@ from ..metrics.scales import warn_raw_units, with_fitted_scales
 from ..schema import FeatureSchema
 from .certification import BOUND_ROUNDING, CERTIFIED_GAP, LOWER_BOUND_RTOL
 from .compiled import ON_INACCURATE, SEPARABLE_LOG_LOSS, CompiledProblem
-from .instance import DROInstance
-from .validation import check_target, encode_binary_labels, encode_with_classes, plus_minus_one_labels
+from ..instance import DROInstance
+from ..validation import check_target, encode_binary_labels, encode_with_classes, plus_minus_one_labels
 
 
 class Problem:

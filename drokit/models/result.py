@@ -23,7 +23,7 @@ class ProgramRecipe:
     coefficient box and budget cuts), which no compile path rebuilds.
     """
 
-    instance: Any                       #: the :class:`~drokit.models.instance.DROInstance` fitted (its fitting view)
+    instance: Any                       #: the :class:`~drokit.instance.DROInstance` fitted (its fitting view)
     method: str
     max_configurations: int
     master: Any = None                  #: the final master (cutting plane only)

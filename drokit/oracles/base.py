@@ -19,7 +19,7 @@ import numpy as np
 from .rows import ConfigurationRows
 
 if TYPE_CHECKING:  # only for annotations
-    from ..models.instance import DROInstance
+    from ..instance import DROInstance
 
 
 #: default cap on the near-active rows an oracle returns per sample
@@ -170,7 +170,7 @@ def one_row_per_sample(inst: "DROInstance", Z: np.ndarray, distance: np.ndarray,
 class ModelBoundOracle:
     """An oracle whose instance is re-bound to each model it separates: for an adversarial loss the loss of
     a configuration row depends on the model through the attack shift ``alpha ||beta_x||_*``
-    (:meth:`~drokit.models.instance.DROInstance.evaluated_at`), so the oracle evaluates the attacked loss of
+    (:meth:`~drokit.instance.DROInstance.evaluated_at`), so the oracle evaluates the attacked loss of
     the model it is asked about.  Everything else is delegated."""
 
     def __init__(self, oracle, inst: "DROInstance"):

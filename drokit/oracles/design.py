@@ -11,7 +11,7 @@ from typing import Optional
 import numpy as np
 import scipy.sparse as sp
 
-from ..models.instance import DROInstance
+from ..instance import DROInstance
 from .rows import ConfigurationRows
 
 #: rows of a sparse term design densified at a time for a Gram product (64 MB at 61 columns)

@@ -42,7 +42,7 @@ from typing import List, Tuple
 
 import numpy as np
 
-from ..models.instance import DROInstance
+from ..instance import DROInstance
 from .base import (NEAR_LIMIT, Separation, SeparationOracle, candidate_values, best_over_budgets,
                    configuration_rows, inverse_permutation, maxima_of_candidates, near_over_budgets,
                    one_row_per_sample)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..models.instance import DROInstance
+from ..instance import DROInstance
 from .base import NEAR_LIMIT, Separation, SeparationOracle, largest_per_sample
 # the row algebra lives in .rows; its names stay importable from here
 from .design import row_design

@@ -74,7 +74,7 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from ..exceptions import ParameterError
-from ..models.instance import DROInstance
+from ..instance import DROInstance
 if TYPE_CHECKING:  # networkx is imported lazily (the template graph is for inspection)
     import networkx as nx
 from .lattice import (MAX_BUDGETS, BudgetLattice, additive_weights, budget_lattice, extend_budgets,
@@ -183,7 +183,7 @@ def resolve_order(inst: DROInstance, order: Order = None, compact: bool = True) 
     """The layers in the order to use, as schema positions of categorical features.
 
     ``None`` or ``"auto"``: :func:`choose_layer_order`; ``"schema"``: the data's column order; a
-    sequence: those features (it must be a permutation of :meth:`~drokit.models.instance.DROInstance.mutable_categorical`).
+    sequence: those features (it must be a permutation of :meth:`~drokit.instance.DROInstance.mutable_categorical`).
     """
     layers = inst.mutable_categorical()
     if order is None or (isinstance(order, str) and order == "auto"):
@@ -390,7 +390,7 @@ def build_template(levels: Sequence[int], weights: Sequence, p: float = 1.0,
 
 def template_for(inst: DROInstance, order: Order = None, compact: bool = True,
                  max_budgets: int = MAX_BUDGETS) -> GraphTemplate:
-    """The template of an instance: layers = :meth:`~drokit.models.instance.DROInstance.mutable_categorical` in :func:`resolve_order`'s order."""
+    """The template of an instance: layers = :meth:`~drokit.instance.DROInstance.mutable_categorical` in :func:`resolve_order`'s order."""
     feats = resolve_order(inst, order, compact)
     weights = (additive_weights(inst)[feats] if inst.metric.mismatch_only
                else [inst.metric.additive_increments(l) for l in feats])

@@ -60,7 +60,7 @@ from .base import (NEAR_LIMIT, Separation, SeparationOracle, alternative_tables,
                    inverse_permutation, largest_per_sample, level_columns, maxima_of_candidates, one_row_per_sample)
 
 if TYPE_CHECKING:  # annotations only: the oracles sit below the models layer
-    from ..models.instance import DROInstance
+    from ..instance import DROInstance
 
 
 def hull_applies(inst: DROInstance) -> Tuple[bool, str]:

@@ -22,7 +22,7 @@ from typing import List, Sequence
 import numpy as np
 
 from ..exceptions import ProblemTooLargeError
-from ..models.instance import DROInstance
+from ..instance import DROInstance
 
 #: refuse lattices with more distinct budgets than this in one layer
 MAX_BUDGETS = 200_000

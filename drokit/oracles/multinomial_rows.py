@@ -13,7 +13,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import logsumexp
 
-from ..models.instance import DROInstance
+from ..instance import DROInstance
 from .enumeration import ConfigurationRows, enumerate_configurations
 
 

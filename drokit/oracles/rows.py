@@ -19,7 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..exceptions import ProblemTooLargeError
-from ..models.instance import DROInstance
+from ..instance import DROInstance
 
 
 @dataclass

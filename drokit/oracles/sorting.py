@@ -42,7 +42,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..exceptions import ParameterError
-from ..models.instance import DROInstance
+from ..instance import DROInstance
 from .base import (NEAR_LIMIT, Separation, SeparationOracle, alternative_tables, best_over_budgets,
                    inverse_permutation, level_columns, one_row_per_sample)
 

@@ -112,7 +112,7 @@ class BarrierResult:
 
 
 def ineligibility(inst) -> Optional[str]:
-    """``None`` when the barrier method solves ``inst`` (a :class:`~drokit.models.instance.DROInstance`
+    """``None`` when the barrier method solves ``inst`` (a :class:`~drokit.instance.DROInstance`
     fitted with ``method="closed_form"``), otherwise the reason it does not."""
     from ..losses.builtin import Logistic
     if type(inst.loss) is not Logistic:

@@ -1,4 +1,4 @@
-"""Compile paths: each turns a :class:`~drokit.models.instance.DROInstance` into a ConicProgram."""
+"""Compile paths: each turns a :class:`~drokit.instance.DROInstance` into a ConicProgram."""
 
 from .box import compile_box
 from .dual import CompiledProgram, build_dual_program, row_design

@@ -72,7 +72,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ...exceptions import ParameterError
-from ...models.instance import DROInstance, LabelFamily
+from ...instance import DROInstance, LabelFamily
 from ...oracles.enumeration import count_configuration_rows
 from ..builder import Affine, ProgramBuilder
 from ..program import ConicProgram

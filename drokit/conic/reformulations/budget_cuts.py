@@ -52,7 +52,7 @@ from typing import List, Optional, Tuple
 import numpy as np
 import scipy.sparse as sp
 
-from ...models.instance import DROInstance
+from ...instance import DROInstance
 from ...oracles.enumeration import ConfigurationRows
 from ..builder import Affine, ProgramBuilder, linear_score
 

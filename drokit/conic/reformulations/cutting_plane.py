@@ -58,7 +58,7 @@ import numpy as np
 
 from ...exceptions import ParameterError, SolverError
 from ...gaps import GAP_FLOOR, relative_gap
-from ...models.instance import DROInstance
+from ...instance import DROInstance
 from ...oracles.enumeration import (ConfigurationRows, concat_rows, enumerate_configurations, row_keys, take_rows,
                                     unique_rows)
 from ...oracles.rows import lambda_floor, row_margins

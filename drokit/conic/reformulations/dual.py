@@ -27,7 +27,7 @@ from typing import Callable, Dict, Optional, Tuple, Union
 import numpy as np
 import scipy.sparse as sp
 
-from ...models.instance import DROInstance
+from ...instance import DROInstance
 from ...oracles.enumeration import ConfigurationRows
 from ...oracles.design import row_design  # noqa: F401  (importable from here, as before)
 from ..builder import Affine, ProgramBuilder, linear_score
@@ -130,7 +130,7 @@ def finish_dual_program(pb: ProgramBuilder, inst: DROInstance, coef: Affine, s: 
     (``p_n = 1/N`` unless sample weights are given; the bracket is the lasso term ``gamma ||beta||_1``
     when ``inst.l1_penalty = gamma > 0``, selvi2022 §4.2, plus ``alpha ||beta||_2^2`` for
     ``inst.l2_penalty``, :func:`penalty_term`), and ``beta_j = 0`` for ``j`` in ``inst.fixed_zero`` (the coefficients of features that change for
-    free, :meth:`~drokit.models.instance.DROInstance.fitting_view`).
+    free, :meth:`~drokit.instance.DROInstance.fitting_view`).
     """
     lip = float(inst.loss.lipschitz)
     n = inst.n_numerical

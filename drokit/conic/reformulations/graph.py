@@ -70,7 +70,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ...exceptions import ParameterError
-from ...models.instance import DROInstance
+from ...instance import DROInstance
 from ...oracles.lattice import MAX_BUDGETS
 from ...oracles.graph import (MERGED, GraphTemplate, Order, SinkTerms, graph_size, sink_terms,
                               template_for)

@@ -39,7 +39,7 @@ from typing import Tuple
 import numpy as np
 import scipy.sparse as sp
 
-from ...models.instance import DROInstance
+from ...instance import DROInstance
 from ...oracles.enumeration import ConfigurationRows, FractionalRows
 from .row_terms import CodeLayout
 

@@ -18,7 +18,7 @@ import scipy.sparse as sp
 
 from ..builder import ProgramBuilder
 from ...metrics.costs import NormCost
-from ...models.instance import DROInstance
+from ...instance import DROInstance
 from ...oracles.multinomial_rows import (MultinomialRows, limited_columns, multinomial_rows, row_design,  # noqa: F401
                                          row_losses, scores, take)
 

@@ -51,7 +51,7 @@ import numpy as np
 from ...gaps import gap_scale
 
 from ...certificates.lagrangian import lagrangian_bound
-from ...models.instance import DROInstance
+from ...instance import DROInstance
 from ...oracles.enumeration import (ConfigurationRows, concat_rows, enumerate_configurations,
                                     take_rows, unique_rows)
 from ...oracles.rows import lambda_floor, row_losses

@@ -32,7 +32,7 @@ import numpy as np
 from ...gaps import gap_scale
 
 from ...certificates.lagrangian import lagrangian_bound
-from ...models.instance import DROInstance
+from ...instance import DROInstance
 from ...oracles.enumeration import ConfigurationRows, concat_rows, unique_rows
 from ...oracles.rows import lambda_floor
 from .row_terms import split_theta

@@ -55,7 +55,7 @@ from typing import List
 import numpy as np
 import scipy.sparse as sp
 
-from ...models.instance import DROInstance
+from ...instance import DROInstance
 from ...oracles.enumeration import ConfigurationRows, FractionalRows
 from .row_terms import parameter_layout, split_theta
 

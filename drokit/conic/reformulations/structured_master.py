@@ -18,7 +18,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from ...gaps import GAP_FLOOR
-from ...models.instance import DROInstance
+from ...instance import DROInstance
 from ...oracles.enumeration import concat_rows, enumerate_configurations, unique_rows
 from .barrier_master import CENTERING_MAX_STEPS, BarrierMasterResult, barrier_master
 from .level_max import level_max_features

@@ -156,11 +156,11 @@ class BoundModel:
 def bind_model(model, X, y, ambiguity: OTMoment, *, loss=None, schema=None, steps: int = 100,
                where: str = "stability") -> BoundModel:
     """Bind ``model`` to ``(X, y)`` under ``ambiguity``'s metric (see the module docstring).  ``X`` is
-    checked by :func:`drokit.models.validation.check_features`, as by the estimators' ``predict``
+    checked by :func:`drokit.validation.check_features`, as by the estimators' ``predict``
     (through :func:`drokit.models.binding.bind_fitted_model` for linear models)."""
     from ...models.binding import bind_fitted_model
     from ...models.estimators import DROLinearModel
-    from ...models.validation import check_array_2d
+    from ...validation import check_array_2d
     from ...schema import FeatureSchema
 
     metric = ambiguity.validated_metric()
@@ -211,8 +211,8 @@ def _check_task(model, loss: Loss) -> None:
 def _bind_mlp(model, X, y, metric, schema, loss, steps) -> BoundModel:
     from sklearn.utils.validation import check_is_fitted
     from ...losses.base import CLASSIFICATION as _C
-    from ...models.instance import DROInstance
-    from ...models.validation import check_array_2d, check_features, encode_with_classes
+    from ...instance import DROInstance
+    from ...validation import check_array_2d, check_features, encode_with_classes
     from ...schema import FeatureSchema
 
     check_is_fitted(model)
@@ -244,7 +244,7 @@ def _bind_mlp(model, X, y, metric, schema, loss, steps) -> BoundModel:
 
 
 def _bind_callable(model, X, y, metric, steps) -> BoundModel:
-    from ...models.validation import check_array_2d, check_features
+    from ...validation import check_array_2d, check_features
     from ...schema import FeatureSchema
     schema = FeatureSchema.infer(check_array_2d(X))
     if schema.n_categorical:

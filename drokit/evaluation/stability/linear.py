@@ -28,7 +28,7 @@ import numpy as np
 from ...exceptions import ParameterError
 from ...losses.base import Loss
 from ...metrics.costs import NormCost
-from ...models.instance import DROInstance
+from ...instance import DROInstance
 from .adversaries import Adversary, Response, pick_among_ties
 from .transforms import ZeroOne, d_transform, h_limit, sup_loss_unbounded
 
