@@ -466,9 +466,9 @@ def worst_case_risk(beta, X_num, Z, levels, y, *, task, loss, loss_param=None, r
     value = lr - lam_lp * cost
     top = np.full(N, -np.inf)
     np.maximum.at(top, idx, value)
-    first = np.full(N, -1)
-    for r in np.flatnonzero(value >= top[idx] - 1e-12 * max(1.0, float(np.max(np.abs(top))))):
-        first[idx[r]] = r if first[idx[r]] < 0 else first[idx[r]]
+    first = np.full(N, lr.size)              # each sample's first maximizing row at the LP's lambda
+    ties = np.flatnonzero(value >= top[idx] - 1e-12 * max(1.0, float(np.max(np.abs(top)))))
+    np.minimum.at(first, idx[ties], ties)
     own = first[idx]
     differ = cost != cost[own]
     kinks = (lr[differ] - lr[own[differ]]) / (cost[differ] - cost[own[differ]])

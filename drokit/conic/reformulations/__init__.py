@@ -5,19 +5,13 @@ from .dual import CompiledProgram, build_dual_program, row_design
 from .graph import compile_graph
 from .cutting_plane import CuttingPlaneOptions, CuttingPlaneOutcome, RoundRecord, solve_cutting_plane
 
-#: names that moved to :mod:`drokit.methods` (issue 22), still importable from here (read lazily: the methods
-#: import this package's modules)
-_MOVED = ("compile_instance", "compile_erm", "compile_closed_form", "compile_monolithic", "compile_cutting_plane",
-          "MONOLITHIC_AUTO_LIMIT", "choose_method", "MAX_CONFIGURATIONS")
-
-
 def __getattr__(name):
-    if name in _MOVED:
-        from ... import methods
-        return getattr(methods, name)
-    if name == "METHODS":
-        from ...methods import method_names
-        return method_names()
+    """The names that moved to :mod:`drokit.methods` (issue 22), still importable from here: read from the
+    :mod:`.paths` re-export when first asked for (the methods import this package's modules)."""
+    from importlib import import_module
+    paths = import_module(f"{__name__}.paths")     # not ``from . import paths``: that asks this hook for "paths"
+    if name in paths.__all__:
+        return getattr(paths, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
