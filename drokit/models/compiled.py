@@ -76,6 +76,15 @@ def _barrier_record(structured) -> dict:
             "history": structured.history}
 
 
+def _slope_cut_record(slope) -> dict:
+    """``auxiliary["slope_cuts"]`` of a cutting-plane fit: what the slope-cut LP master did
+    (:mod:`drokit.conic.reformulations.slope_cuts`)."""
+    return {"certified": bool(slope.certified), "rounds": slope.rounds, "cuts": slope.cuts,
+            "lp_iterations": slope.lp_iterations, "seconds": slope.seconds, "lp_seconds": slope.lp_seconds,
+            "bound_seconds": slope.bound_seconds, "upper_bound": slope.upper_bound, "lower_bound": slope.lower_bound,
+            "stop": slope.stop, "history": slope.history}
+
+
 class CompiledProblem(FitCertification):
     """A compiled problem: the conic program, how it was chosen, and ``solve`` / exports."""
 
@@ -455,6 +464,8 @@ class CompiledProblem(FitCertification):
         result.auxiliary["lower_bound"] = {**how, "cutting_plane_bound": float(out.lower_bound)}
         if out.structured is not None:     # the barrier master ran but did not certify: the conic masters did
             result.auxiliary["barrier_master"] = _barrier_record(out.structured)
+        if out.slope_cuts is not None:     # so did the slope-cut LP master
+            result.auxiliary["slope_cuts"] = _slope_cut_record(out.slope_cuts)
         if not out.converged:
             return self._stopped(result, out, backend, on_inaccurate, tol)
         return self._certified_status(result, on_inaccurate, tol=tol)
@@ -510,8 +521,12 @@ class CompiledProblem(FitCertification):
                                    "bound_seconds": first.bound_seconds, "seconds": first.seconds}}
         if structured is not None:
             auxiliary["barrier_master"] = _barrier_record(structured)
+        slope = getattr(out, "slope_cuts", None)
+        if slope is not None:
+            auxiliary["slope_cuts"] = _slope_cut_record(slope)
+        solver = "slope_cuts" if slope is not None else "phase_one" if structured is None else "barrier_master"
         return FitResult(
-            objective=upper, status="optimal", solver="phase_one" if structured is None else "barrier_master",
+            objective=upper, status="optimal", solver=solver,
             raw_status="certified" if out.converged else (out.stop_reason or "stopped"), lower_bound=lower,
             upper_bound=upper, intercept=out.intercept, coef=coef, lambda_=out.lam, s=np.asarray(out.s, dtype=float),
             solve_time=out.phase_one_time, evaluation_time=eval_time, iterations=steps,

@@ -69,6 +69,7 @@ from .structured_master import structured_master
 from .budget_cuts import BudgetCuts, budget_cuts_apply, budget_cuts_from_rows, unique_budget_cuts, weight_classes
 from .dual import build_dual_program
 from .phase_one import phase_one_applies
+from .slope_cuts import slope_cut_search, slope_cuts_apply
 from .slope_search import slope_split_phase_one, use_slope_split
 from .warm_start import warm_phase_one
 
@@ -119,6 +120,12 @@ class CuttingPlaneOptions:
     #: the separable categorical cost; needs ``p = 1`` there) or ``"auto"`` (the slope split
     #: after an unconverged phase 1 on wide data with many weight classes, :func:`.slope_search.use_slope_split`)
     search: str = "auto"
+    #: the LP master over slope cuts (:mod:`.slope_cuts`, HiGHS dual simplex warm-started round to round) after a
+    #: barrier master that did not certify, before any conic master: ``"auto"`` (where it applies, on data with at
+    #: least ``WIDE_BUDGET_FEATURES`` mutable categorical features: sun2025 audiology 3.4-43 s -> about 1 s; on
+    #: narrower mixed data, cylinder-bands and credit-approval, its LPs took 1-6 s against 0.3-1.5 s for the
+    #: conic masters), True (wherever it applies, else :class:`ParameterError`) or False
+    slope_cuts: Union[bool, str] = "auto"
     #: phase 1 on large data starts from the point of a phase 1 on a subsample (:mod:`.warm_start`, from
     #: ``SUBSAMPLE_FROM`` samples on); False: from ``beta = 0`` and the nominal rows
     warm_start: bool = True
@@ -138,6 +145,8 @@ class CuttingPlaneOptions:
         if self.search not in ("auto", "phase_one", "slope_split"):
             raise ParameterError(f"cutting-plane option search must be 'auto', 'phase_one' or 'slope_split', "
                                  f"got {self.search!r}")
+        if not (self.slope_cuts == "auto" or isinstance(self.slope_cuts, (bool, np.bool_))):
+            raise ParameterError(f"cutting-plane option slope_cuts must be 'auto', True or False, got {self.slope_cuts!r}")
         if self.cut_family not in ("auto", "configuration", "budget"):
             raise ParameterError(f"cutting-plane option cut_family must be 'auto', 'configuration' or "
                                  f"'budget', got {self.cut_family!r}")
@@ -185,6 +194,7 @@ class CuttingPlaneOutcome:
     dual: Any = None
     phase_one: Any = None                 # the :class:`~.phase_one.PhaseOneResult`, when no conic master was solved
     structured: Any = None                # the :class:`~.barrier_master.BarrierMasterResult`, when it ran
+    slope_cuts: Any = None                # the :class:`~.slope_cuts.SlopeCutResult`, when it ran
     #: why the loop stopped before its certificate closed (the fit's time limit, an interrupt), else None
     stop_reason: Optional[str] = None
 
@@ -238,6 +248,7 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
     # masters to a tenth of the gap tolerance, never tighter than 1e-8 (Clarabel's default, which its
     # masters on degenerate optima already reach only with retries); the user's options take precedence
     solver_options = {**backend.accuracy_options(max(options.gap_tol / 10, 1e-8)), **dict(solver_options or {})}
+    slope = _use_slope_cuts(inst, options) and not outer and options.structured_master
     adopted: dict = {}          # settings of a successful retry, kept for the next masters (_adopt_successful_retry)
     phase_one_time = 0.0
     first = structured = None
@@ -250,6 +261,8 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
         # 10 + 10) but left a start the barrier master could not center from at N = 1,000 (0.42 -> 2.9 s)
         certify_tol = options.gap_tol if options.structured_master else None
         split = use_slope_split(inst, options.search)
+        if split == "fallback" and slope:
+            split = "never"           # the slope-cut LP certifies from phase 1's point (the split cost 11 s on audiology)
         if split != "first":
             first = warm_phase_one(inst, oracle, certify_tol=certify_tol, log=method_log, control=control,
                                    warm=options.warm_start)
@@ -323,6 +336,34 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
                                         lam=structured.lam, s=structured.s, upper_bound=structured.upper_bound)
         if structured.lower_bound > first.lower_bound:
             first = dataclasses.replace(first, lower_bound=structured.lower_bound, dual=structured.dual)
+        if control.should_stop():
+            return _stopped_outcome(first, structured, phase_one_time, control.stop_reason)
+    slope_result = None
+    if first is not None and slope and not control.should_stop():
+        slope_result = slope_cut_search(inst, oracle, first, tol=options.gap_tol, radius=options.trust_radius or 0.01,
+                                        log=method_log, control=control)
+        phase_one_time += slope_result.seconds
+        control.record("slope cuts", "slope_cuts", {}, "certified" if slope_result.certified else "not_certified",
+                       "certified" if slope_result.certified else (slope_result.stop or "gave up"),
+                       slope_result.seconds, slope_result.lp_iterations)
+        if slope_result.certified:
+            best_point = (slope_result.intercept, slope_result.coef, slope_result.lam, slope_result.s)
+            log(f"slope cuts: certified, upper bound {slope_result.upper_bound:.9f}, lower bound "
+                f"{slope_result.lower_bound:.9f} after {slope_result.rounds} LP masters, {slope_result.cuts} cuts, "
+                f"{slope_result.lp_iterations} simplex iterations, {slope_result.seconds:.2f} s; no conic master")
+            return CuttingPlaneOutcome(program=None, solution=None, intercept=slope_result.intercept,
+                                       coef=slope_result.coef, lam=slope_result.lam, s=slope_result.s,
+                                       lower_bound=slope_result.lower_bound, upper_bound=slope_result.upper_bound,
+                                       max_violation=0.0, converged=True,
+                                       working_rows=_restart_rows(inst, oracle, best_point),
+                                       phase_one_time=phase_one_time, dual=slope_result.dual, phase_one=first,
+                                       structured=structured, slope_cuts=slope_result)
+        log(f"slope cuts: not certified ({slope_result.stop}; upper {slope_result.upper_bound:.9f}, lower "
+            f"{slope_result.lower_bound:.9f}) after {slope_result.seconds:.2f} s; conic masters follow")
+        if slope_result.upper_bound < first.upper_bound:
+            restart_rows = None
+            first = dataclasses.replace(first, intercept=slope_result.intercept, coef=slope_result.coef,
+                                        lam=slope_result.lam, s=slope_result.s, upper_bound=slope_result.upper_bound)
         if control.should_stop():
             return _stopped_outcome(first, structured, phase_one_time, control.stop_reason)
     first_dual = first.dual if first is not None else None
@@ -574,6 +615,20 @@ def _round_progress(control, history: List[RoundRecord], gap_tol: float) -> None
 #: certified); on narrow data the class counts hardly aggregate and the masters grow (nursery, 8 features,
 #: 1 decimal: 75,000-row masters ending AlmostSolved, minutes instead of 15 s; spect, 22: 0.63 s vs 0.49 s)
 WIDE_BUDGET_FEATURES = 30
+
+
+def _use_slope_cuts(inst: DROInstance, options: CuttingPlaneOptions) -> bool:
+    """Whether the slope-cut LP master runs (``options.slope_cuts``): ``"auto"`` where it applies with at least
+    :data:`WIDE_BUDGET_FEATURES` mutable categorical features; True where it applies (else
+    :class:`ParameterError`)."""
+    if options.slope_cuts is False or not options.phase_one:
+        return False
+    ok, why = slope_cuts_apply(inst)
+    if options.slope_cuts is True:
+        if not ok:
+            raise ParameterError(f"cutting-plane option slope_cuts=True does not apply: {why}")
+        return True
+    return ok and inst.mutable_categorical().size >= WIDE_BUDGET_FEATURES
 #: a trust region that binds with no cut to add grows by this factor.  Measured: tenfold sent census-like
 #: kappa = 1 (radius 0.01) from 0.4 to 4, a master with 5,050 violated rows and a 38,000-row master that did
 #: not finish in 300 s; doubling certifies it in 41.5 s (three more masters).  sun2025 Table 1, the 7 datasets

@@ -1,0 +1,461 @@
+"""Slope cuts: a linear-programming master for wide categorical data, solved by warm-started dual simplex.
+
+For a margin row ``u(z) = sigma_n f(x_n, z) - shift_n`` and a categorical cost that adds over features
+(``p = 1``: ``D(z_n, z) = sum_l delta_l 1[z_l != z_{n,l}]``), Fenchel's inequality
+``L(u) >= alpha u - L*(alpha)`` for any slope ``alpha`` and the separability of the cost give, for every
+sample ``n``, label family (kept, or flipped at cost ``kappa``) and slope, the valid inequality (the exchange of
+maxima of :mod:`.slope_split`, belbasi2023 (3) / sun2025 (3) at one slope)
+
+    s_n >= max_z  alpha u(z) - L*(alpha) - lambda (D(z_n, z) + kappa flip)
+         = a f(x_n, z_n) - alpha shift_n - L*(alpha) - lambda kappa flip
+           + sum_l max(0, a (M_l - w_l(z_{n,l})) - lambda delta_l),
+
+``a = alpha sigma_n``, ``w_l(v)`` the level coefficients (0 for the reference level) and ``M_l`` their maximum
+over levels when ``a > 0``, their minimum when ``a < 0``.  With ``M+_l >= w_l(v)``, ``M-_l <= w_l(v)`` (one pair
+of variables per feature, shared by every cut) and ``y_l >= 0`` per cut and feature, this is a set of linear
+rows: a *slope cut*.  Over all slopes the cuts give back the exact objective (``L`` is the supremum of its
+tangents), so the cutting plane on them is Kelley's method on the exact problem with an LP master:
+
+    min  lambda eps + sum_n p_n s_n   over   theta, lambda >= 0, s, M+-, y >= 0,
+    s.t. every cut so far,   lip(L) ||Gamma^{-1} beta_x||_* <= lambda   (an LP for p = 1 or inf).
+
+At the oracle's maximizer ``z*`` of sample ``n`` with ``alpha = L'(u(z*))`` the cut is tight (every feature that
+``z*`` changes has ``a (M_l - w_l) - lambda delta_l >= 0``, by convexity of ``L`` and the optimality of ``z*``
+against undoing one change), so a cut may leave out the ``y_l`` of features far from changing (then the feature
+keeps its level: a maximum over fewer configurations, still valid) -- :data:`KEEP_MARGIN`.  Why it pays on wide
+data: where budget cuts need one exponential-cone master per round over every (sample, number of changes), a
+slope cut covers every configuration at its slope at once, and the master is an LP that HiGHS re-solves from
+the previous basis after the new rows join (sun2025 audiology, 62 binary features, 1-decimal calibrated
+weights: 43 s of Clarabel budget-cut masters -> ~1.5 s, benchmarks/RESULTS.md).
+
+Certificate: the LP's duals are a dual point of the exact problem.  A cut's multiplier ``pi`` is a mass at slope
+``alpha``; its ``y_l`` row's multiplier ``rho_l <= pi`` the mass that changes feature ``l``; the multipliers of
+the rows ``M+-_l >= / <= w_l(v)`` (and of the bound ``M+- = 0`` at the reference level) say to which levels, in the
+same proportions for every cut of that direction (the master's stationarity in ``M_l`` sums exactly those
+flows).  Each cut thus becomes a :class:`~drokit.oracles.rows.FractionalRows` row (a product of level
+distributions), and :func:`~drokit.certificates.lagrangian.lagrangian_bound` repairs the point to exact
+feasibility and evaluates it exactly: a lower bound that holds whatever the LP's tolerances, with or without
+the master's trust region.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable, List, Optional, Tuple
+
+import numpy as np
+import scipy.sparse as sp
+
+from ...gaps import gap_scale
+from ...instance import DROInstance
+from ...oracles.rows import FractionalRows, lambda_floor
+from ...certificates.lagrangian import LowerBound, lagrangian_bound
+from ...losses.conjugate import conjugate
+from .slope_split import slope_split_applies
+
+#: a cut keeps the ``y_l`` of feature ``l`` when ``a (M_l - w_l(z_{n,l})) - lambda delta_l > -KEEP_MARGIN lambda
+#: delta_l`` at the point it is made at (features far from changing keep their level).  Audiology (62 features),
+#: unit weights: every feature (146,000 master rows after 12 rounds) 9.2 s; 0.5 -> 6,500 rows, 1.0 s; 0.1 1.35 s
+KEEP_MARGIN = 0.5
+
+#: rounds of the slope-cut loop before it gives up (the conic masters follow)
+MAX_ROUNDS = 150
+
+#: a sample's cut is added when its maximum exceeds ``s_n`` by more than this (relative to ``max(1, |upper|)``)
+VIOLATION_RTOL = 1e-7
+
+
+def slope_cuts_apply(inst: DROInstance) -> Tuple[bool, str]:
+    """Whether the slope-cut LP master is exact for ``inst``, and why not: the slope split's conditions (a margin
+    loss with finite Lipschitz constant, no attack or penalty, a categorical cost adding over features, labels
+    fixed or flipped in classification, at least two mutable categorical features), the mismatch cost, and a
+    dual norm on the numerical features that an LP represents (``p = 1`` or ``inf``) where they are priced."""
+    ok, why = slope_split_applies(inst)
+    if not ok:
+        return False, why
+    if not inst.metric.mismatch_only:
+        return False, "level costs (only the mismatch cost has one shared maximum per feature)"
+    gamma = np.asarray(inst.metric.gamma, dtype=float)
+    priced = np.isfinite(gamma) & (gamma > 0)
+    if priced.any() and float(inst.metric.dual_p) not in (1.0, np.inf):
+        return False, "the numerical features' dual norm is not an LP (ground norm p other than 1 or inf)"
+    if np.any(np.asarray(inst.metric.delta, dtype=float)[inst.mutable_categorical()] <= 0):
+        return False, "a mutable categorical feature has weight 0"
+    return True, ""
+
+
+@dataclass
+class SlopeCutResult:
+    certified: bool
+    intercept: float
+    coef: np.ndarray
+    lam: float
+    s: np.ndarray
+    upper_bound: float
+    lower_bound: float
+    dual: Optional[LowerBound]
+    rounds: int
+    cuts: int
+    lp_iterations: int
+    seconds: float
+    lp_seconds: float
+    bound_seconds: float
+    stop: str = ""
+    history: List[dict] = field(default_factory=list)
+
+
+class SlopeCutMaster:
+    """The LP master over slope cuts (HiGHS, module docstring): columns ``theta = [intercept, coef]``, ``lambda``,
+    ``s`` (N), ``M+`` and ``M-`` per mutable feature, the norm's auxiliaries, then each cut's ``y``."""
+
+    def __init__(self, inst: DROInstance):
+        import highspy
+        self.inst = inst
+        self.highspy = highspy
+        h = self.h = highspy.Highs()
+        h.setOptionValue("output_flag", False)
+        h.setOptionValue("dual_feasibility_tolerance", 1e-10)
+        h.setOptionValue("primal_feasibility_tolerance", 1e-10)
+        inf = highspy.kHighsInf
+        N = inst.n_samples
+        self.offset = 1 if inst.fit_intercept else 0
+        self.n_theta = self.offset + inst.schema.n_encoded
+        self.mutable = inst.mutable_categorical()
+        m = self.mutable.size
+        self.col_lam = self.n_theta
+        self.col_s = self.n_theta + 1 + np.arange(N)
+        self.col_max = self.n_theta + 1 + N + np.arange(m)
+        self.col_min = self.col_max + m
+        n = inst.n_numerical
+        gamma = np.asarray(inst.metric.gamma, dtype=float)
+        self.priced = np.flatnonzero(np.isfinite(gamma) & (gamma > 0)) if inst.radius > 0 else np.zeros(0, int)
+        dual_inf = float(inst.metric.dual_p) == np.inf if self.priced.size else True
+        n_aux = 0 if dual_inf else self.priced.size
+        ncol = self.n_theta + 1 + N + 2 * m + n_aux
+        cost = np.zeros(ncol)
+        cost[self.col_lam] = inst.radius
+        cost[self.col_s] = inst.p
+        lo, hi = np.full(ncol, -inf), np.full(ncol, inf)
+        lo[self.col_lam] = 0.0
+        lo[self.col_max] = 0.0          # the reference level's coefficient is 0
+        hi[self.col_min] = 0.0
+        fixed = self.offset + np.asarray(inst.fixed_zero, dtype=int)
+        numerical = self.offset + np.arange(n)
+        fixed = np.union1d(fixed, numerical[gamma == 0] if inst.radius > 0 else np.zeros(0, int)).astype(int)
+        lo[fixed], hi[fixed] = 0.0, 0.0
+        self.fixed = fixed
+        self.theta_lo, self.theta_hi = lo[: self.n_theta].copy(), hi[: self.n_theta].copy()
+        self._add_columns(cost, lo, hi)
+        self.ncol = ncol
+        # level columns of every categorical feature: level v >= 1 of feature l is theta[offset + n + off_l + v - 1]
+        self.levels = inst.schema.levels.astype(int)
+        self.dummy_start = self.offset + n + inst.schema.dummy_offsets().astype(int)
+        rows, cols, vals, lower, upper = [], [], [], [], []
+        r = 0
+        feat, lev = [], []
+        for i, l in enumerate(self.mutable):          # per feature (levels - 1 rows each): setup only
+            k = self.levels[l] - 1
+            j = self.dummy_start[l] + np.arange(k)
+            for col, lo_b, hi_b in ((self.col_max[i], 0.0, inf), (self.col_min[i], -inf, 0.0)):
+                rr = r + np.arange(k)
+                rows += [rr, rr]
+                cols += [np.full(k, col), j]
+                vals += [np.ones(k), -np.ones(k)]
+                lower.append(np.full(k, lo_b))
+                upper.append(np.full(k, hi_b))
+                r += k
+            feat.append(np.full(k, i))
+            lev.append(np.arange(1, k + 1))
+        self.level_feature = np.concatenate(feat) if feat else np.zeros(0, int)
+        self.level_value = np.concatenate(lev) if lev else np.zeros(0, int)
+        # row blocks: for feature i, rows [2 start_i, 2 start_i + k) are M+ rows, the next k the M- rows
+        counts = self.levels[self.mutable] - 1
+        starts = np.concatenate([[0], np.cumsum(2 * counts)])[:-1]
+        self.max_rows = np.concatenate([s + np.arange(k) for s, k in zip(starts, counts)]) if m else np.zeros(0, int)
+        self.min_rows = self.max_rows + np.repeat(counts, counts)
+        lip = float(inst.loss.lipschitz)
+        if self.priced.size:                           # lip |beta_j| / gamma_j <= lambda (p = 1) or their sum (p = inf)
+            q = self.priced.size
+            cj = self.offset + self.priced
+            g = gamma[self.priced]
+            rr = r + np.arange(2 * q)
+            if dual_inf:
+                rows += [rr, rr]
+                cols += [np.concatenate([cj, cj]), np.full(2 * q, self.col_lam)]
+                vals += [np.concatenate([-lip / g, lip / g]), np.ones(2 * q)]
+                lower.append(np.zeros(2 * q))
+                upper.append(np.full(2 * q, inf))
+                r += 2 * q
+            else:
+                aux = ncol - q + np.arange(q)
+                rows += [rr, rr]
+                cols += [np.concatenate([cj, cj]), np.concatenate([aux, aux])]
+                vals += [np.concatenate([-1 / g, 1 / g]), np.ones(2 * q)]
+                lower.append(np.zeros(2 * q))
+                upper.append(np.full(2 * q, inf))
+                r += 2 * q
+                rows.append(np.full(q + 1, r))
+                cols.append(np.concatenate([[self.col_lam], aux]))
+                vals.append(np.concatenate([[1.0], -lip * np.ones(q)]))
+                lower.append(np.zeros(1))
+                upper.append(np.full(1, inf))
+                r += 1
+        self._add_rows(rows, cols, vals, lower, upper, r)
+        self.n_rows = r
+        # the cuts: sample, flip, slope, main row; the kept (cut, feature) pairs and their y rows / columns
+        self.cut_sample, self.cut_flip, self.cut_slope, self.cut_row = [], [], [], []
+        self.pair_cut, self.pair_feature, self.pair_row = [], [], []
+        self.n_cuts = 0
+
+    # ------------------------------------------------------------------ HiGHS plumbing
+    def _add_columns(self, cost, lo, hi) -> None:
+        k = cost.size
+        self.h.addCols(k, cost, lo, hi, 0, np.zeros(k, dtype=np.int32), np.zeros(0, dtype=np.int32), np.zeros(0))
+
+    def _add_rows(self, rows, cols, vals, lower, upper, n_rows: int) -> None:
+        if not n_rows:
+            return
+        A = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                          shape=(n_rows, self.h.getNumCol()))
+        self.h.addRows(n_rows, np.concatenate(lower), np.concatenate(upper), A.nnz, A.indptr[:-1].astype(np.int32),
+                       A.indices.astype(np.int32), A.data)
+
+    def level_coefficients(self, theta: np.ndarray, l: int) -> np.ndarray:
+        """``w_l(v)`` for every level ``v`` of feature ``l`` (0 first: the reference level)."""
+        start = self.dummy_start[l]
+        return np.concatenate([[0.0], theta[start: start + self.levels[l] - 1]])
+
+    # ------------------------------------------------------------------ cuts
+    def add_cuts(self, samples: np.ndarray, flips: np.ndarray, slopes: np.ndarray, theta: np.ndarray,
+                 lam: float) -> None:
+        """One slope cut per ``(sample, flip, slope)`` (module docstring); each keeps the ``y_l`` of the features
+        within :data:`KEEP_MARGIN` of changing at ``(theta, lam)``."""
+        inst, K = self.inst, samples.size
+        if K == 0:
+            return
+        sigma, shift = inst.row_signs(samples, flips)
+        a = slopes * sigma
+        m = self.mutable.size
+        Z = inst.data.Z[samples]
+        delta = np.asarray(inst.metric.delta, dtype=float)[self.mutable]
+        terms = np.empty((K, m))
+        for i, l in enumerate(self.mutable):          # per feature, vectorized over the cuts
+            w = self.level_coefficients(theta, l)
+            terms[:, i] = a * (np.where(a > 0, w.max(), w.min()) - w[Z[:, l]]) - lam * delta[i]
+        keep = terms > -KEEP_MARGIN * lam * delta[None, :]
+        keep &= (a != 0)[:, None]
+        pair_k, pair_i = np.nonzero(keep)
+        n_pairs = pair_k.size
+        first_y = self.h.getNumCol()
+        inf = self.highspy.kHighsInf
+        self._add_columns(np.zeros(n_pairs), np.zeros(n_pairs), np.full(n_pairs, inf))
+        y_col = first_y + np.arange(n_pairs)
+        kappa = float(inst.metric.kappa) if inst.label_flips else 0.0
+        # main rows: s_n - a f(x_n, z_n) + lambda kappa flip - sum_l y_l >= -L*(alpha) - alpha shift
+        n = inst.n_numerical
+        cat_cols = self.dummy_start[None, :] + inst.data.Z[samples] - 1         # (K, m_all); -1 offset: reference
+        has_level = inst.data.Z[samples] > 0
+        rows, cols, vals = [np.arange(K)], [self.col_s[samples]], [np.ones(K)]
+        if self.offset:
+            rows.append(np.arange(K)); cols.append(np.zeros(K, int)); vals.append(-a)
+        if n:
+            X = np.asarray(inst.data.X, dtype=float)[samples]
+            rows.append(np.repeat(np.arange(K), n)); cols.append(np.tile(self.offset + np.arange(n), K))
+            vals.append((-a[:, None] * X).ravel())
+        kk, ll = np.nonzero(has_level)
+        rows.append(kk); cols.append(cat_cols[kk, ll]); vals.append(-a[kk])
+        flip_cost = np.where(flips, kappa, 0.0)
+        if kappa:
+            kf = np.flatnonzero(flip_cost > 0)
+            rows.append(kf); cols.append(np.full(kf.size, self.col_lam)); vals.append(flip_cost[kf])
+        rows.append(pair_k); cols.append(y_col); vals.append(-np.ones(n_pairs))
+        lower = [-(conjugate(inst.loss, slopes) + slopes * shift)]
+        # y rows: y - a M(sign a)_l + a w_l(z_{n,l}) + lambda delta_l >= 0
+        ap = a[pair_k]
+        feature = self.mutable[pair_i]
+        rr = K + np.arange(n_pairs)
+        rows += [rr, rr, rr]
+        cols += [y_col, np.where(ap > 0, self.col_max[pair_i], self.col_min[pair_i]), np.full(n_pairs, self.col_lam)]
+        vals += [np.ones(n_pairs), -ap, delta[pair_i]]
+        own = Z[pair_k, feature] > 0
+        rows.append(rr[own]); cols.append(cat_cols[pair_k[own], feature[own]]); vals.append(ap[own])
+        lower.append(np.zeros(n_pairs))
+        self._add_rows(rows, cols, vals, lower, [np.full(K + n_pairs, inf)], K + n_pairs)
+        base = self.n_rows
+        self.cut_sample.append(samples); self.cut_flip.append(flips); self.cut_slope.append(slopes)
+        self.cut_row.append(base + np.arange(K))
+        self.pair_cut.append(self.n_cuts + pair_k); self.pair_feature.append(pair_i)
+        self.pair_row.append(base + K + np.arange(n_pairs))
+        self.n_rows += K + n_pairs
+        self.n_cuts += K
+
+    # ------------------------------------------------------------------ solve
+    def solve(self, center: np.ndarray, radius: float):
+        """The master with ``|theta - center| <= radius`` (``radius = inf``: none): ``(ok, theta, lam, s, value,
+        iterations)``."""
+        lo = np.maximum(self.theta_lo, center - radius)
+        hi = np.minimum(self.theta_hi, center + radius)
+        lo[self.fixed], hi[self.fixed] = 0.0, 0.0
+        inf = self.highspy.kHighsInf
+        lo = np.where(np.isfinite(lo), lo, -inf)
+        hi = np.where(np.isfinite(hi), hi, inf)
+        self.h.changeColsBounds(self.n_theta, np.arange(self.n_theta, dtype=np.int32), lo, hi)
+        self.h.run()
+        status = self.h.getModelStatus()
+        if status != self.highspy.HighsModelStatus.kOptimal:
+            return False, None, None, None, np.nan, 0
+        x = np.asarray(self.h.getSolution().col_value)
+        info = self.h.getInfo()
+        return (True, x[: self.n_theta], float(x[self.col_lam]), x[self.col_s], float(info.objective_function_value),
+                int(info.simplex_iteration_count))
+
+    def dual_point(self) -> Tuple[FractionalRows, np.ndarray, np.ndarray]:
+        """``(rows, mass, slopes)``: every cut with positive multiplier as a fractional row (module docstring)."""
+        inst = self.inst
+        sol = self.h.getSolution()
+        raw = np.asarray(sol.row_dual)
+        row_dual = np.maximum(raw, 0.0)            # rows ">=": multipliers >= 0 (HiGHS: c - A'y = reduced costs)
+        col_dual = np.asarray(sol.col_dual)
+        sample = np.concatenate(self.cut_sample); flip = np.concatenate(self.cut_flip)
+        slopes = np.concatenate(self.cut_slope); mass = row_dual[np.concatenate(self.cut_row)]
+        pair_cut = np.concatenate(self.pair_cut); pair_i = np.concatenate(self.pair_feature)
+        rho = row_dual[np.concatenate(self.pair_row)]
+        m = self.mutable.size
+        # level distributions per feature and direction: q[d][i, v] (v = 0 the reference level)
+        width = int(self.levels.max(initial=1))
+        q = []
+        for rows_d, col_d, sign in ((self.max_rows, self.col_max, 1.0), (self.min_rows, self.col_min, -1.0)):
+            flow = np.zeros((m, width))       # the M- rows are "<=": their multipliers are <= 0
+            np.add.at(flow, (self.level_feature, self.level_value), np.maximum(sign * raw[rows_d], 0.0))
+            flow[:, 0] = np.abs(col_dual[col_d])       # the bound M = 0: the reference level
+            total = flow.sum(axis=1, keepdims=True)
+            q.append(np.divide(flow, total, out=np.full_like(flow, 1.0 / width), where=total > 0))
+        keep = mass > 0
+        index = np.flatnonzero(keep)
+        K = index.size
+        sigma, _ = inst.row_signs(sample, flip)
+        a = slopes * sigma
+        # changed probability of each kept pair, and its level distribution by the sign of its cut's a
+        t = np.clip(np.divide(rho, mass[pair_cut], out=np.zeros_like(rho), where=mass[pair_cut] > 0), 0.0, 1.0)
+        up = a[pair_cut] > 0
+        n = inst.n_numerical
+        Zs = inst.data.Z[sample]
+        n_theta = self.n_theta
+        dense = np.zeros((sample.size, n_theta))
+        if self.offset:
+            dense[:, 0] = 1.0
+        if n:
+            dense[:, self.offset: self.offset + n] = np.asarray(inst.data.X, dtype=float)[sample]
+        # nominal levels first, then each kept pair moves mass t from its own level to q
+        for l in range(self.levels.size):
+            lv = Zs[:, l]
+            has = lv > 0
+            dense[np.flatnonzero(has), self.dummy_start[l] + lv[has] - 1] += 1.0
+        delta = np.asarray(inst.metric.delta, dtype=float)[self.mutable]
+        cost = np.where(flip, float(inst.metric.kappa) if inst.label_flips else 0.0, 0.0)
+        for i, l in enumerate(self.mutable):
+            sel = np.flatnonzero(pair_i == i)
+            if sel.size == 0:
+                continue
+            k = pair_cut[sel]
+            dist = np.where(up[sel, None], q[0][i][None, : self.levels[l]], q[1][i][None, : self.levels[l]])
+            own = Zs[k, l]
+            moved = t[sel, None] * dist                              # (pairs, levels)
+            stay = moved[np.arange(sel.size), own]                    # mass sent back to its own level
+            block = dense[:, self.dummy_start[l]: self.dummy_start[l] + self.levels[l] - 1]
+            np.add.at(block, k, moved[:, 1:])
+            has = own > 0
+            np.add.at(block, (k[has], own[has] - 1), -t[sel][has])
+            dense[:, self.dummy_start[l]: self.dummy_start[l] + self.levels[l] - 1] = block
+            np.add.at(cost, k, delta[i] * (t[sel] - stay))
+        rows = FractionalRows(sample[index], flip[index], cost[index], sp.csr_matrix(dense[index]))
+        return rows, mass[index], slopes[index]
+
+
+def slope_cut_search(inst: DROInstance, oracle, start, *, tol: float, radius: float = 0.01,
+                     log: Optional[Callable[[str], None]] = None, control=None,
+                     max_rounds: int = MAX_ROUNDS) -> SlopeCutResult:
+    """Kelley's method on slope cuts from ``start`` (``intercept``, ``coef``, ``lam``: phase 1's point) with a box
+    trust region (``|theta - c| <= radius`` around the best point ``c``, doubled when a better point lies on its edge,
+    x10 when it is active with nothing left to add), certified by the LP's dual point (module docstring) once the
+    master's value is within ``tol`` of the best upper bound.  Upper bounds are the oracle's exact values
+    ``lam' eps + sum_n p_n max_z (L(u) - lam' D)`` at ``lam' = max(lam, lip ||Gamma^{-1} beta_x||_*)``."""
+    t_start = time.perf_counter()
+    master = SlopeCutMaster(inst)
+    N, p, eps = inst.n_samples, inst.p, inst.radius
+    offset = master.offset
+    lp_seconds = bound_seconds = 0.0
+    iterations = 0
+
+    def evaluate(theta: np.ndarray, lam: float):
+        lam = max(lam, lambda_floor(inst, theta[offset:]))
+        intercept = float(theta[0]) if offset else 0.0
+        sep = oracle.separate(intercept, theta[offset:], lam, np.zeros(N))
+        sigma, shift = inst.row_signs(sep.rows.sample, sep.rows.flip)
+        f = np.asarray(inst.data.X, dtype=float)[sep.rows.sample] @ theta[offset: offset + inst.n_numerical] + intercept
+        f = f + inst.schema.level_scores(sep.rows.Z, theta[offset:])
+        slopes = inst.loss.derivative(sigma * f - shift)
+        order = np.argsort(sep.rows.sample)
+        return (lam * eps + float(p @ sep.violation[order]), lam, sep.violation[order],
+                sep.rows.flip[order], np.asarray(slopes, dtype=float)[order])
+
+    theta = np.concatenate([[start.intercept] if offset else [], np.asarray(start.coef, dtype=float)])
+    theta[master.fixed] = 0.0
+    upper, lam, phi, flips, slopes = evaluate(theta, float(start.lam))
+    best = (theta.copy(), lam, phi.copy(), upper)
+    s = np.full(N, -np.inf)
+    lower, dual, stop = -np.inf, None, "round limit"
+    history: List[dict] = []
+    r = 0
+    for r in range(max_rounds):
+        if control is not None and control.should_stop():
+            stop = control.stop_reason or "stopped"
+            break
+        scale = gap_scale(best[3])
+        violated = np.flatnonzero(phi - s > VIOLATION_RTOL * max(1.0, abs(best[3])))
+        master.add_cuts(violated, flips[violated], slopes[violated], theta, lam)
+        t0 = time.perf_counter()
+        ok, x, lam_x, s_x, value, its = master.solve(best[0], radius)
+        lp_seconds += time.perf_counter() - t0
+        iterations += its
+        if not ok:
+            stop = f"the LP master ended {master.h.modelStatusToString(master.h.getModelStatus())}"
+            break
+        step = float(np.max(np.abs(x - best[0]), initial=0.0))
+        active = step >= radius * (1 - 1e-9)
+        if best[3] - value <= tol * scale or violated.size == 0:
+            t0 = time.perf_counter()
+            rows, mass, sl = master.dual_point()
+            try:
+                bound = lagrangian_bound(inst, rows, mass, sl, bvls=False)
+            except ValueError:            # a sample without mass: the LP's duals are off (not a dual point)
+                bound = None
+            bound_seconds += time.perf_counter() - t0
+            if bound is not None and bound.value > lower:
+                lower, dual = float(min(bound.value, best[3])), bound
+            if best[3] - lower <= tol * scale:
+                stop = ""
+                history.append({"round": r, "lp": value, "lower": lower, "upper": best[3], "cuts": master.n_cuts,
+                                "added": int(violated.size), "iterations": its})
+                break
+        theta, s = x, s_x
+        upper, lam, phi, flips, slopes = evaluate(theta, lam_x)
+        if upper < best[3]:
+            if active:
+                radius *= 2
+            best = (theta.copy(), lam, phi.copy(), upper)
+        elif violated.size == 0 and active:
+            radius *= 10
+        history.append({"round": r, "lp": value, "lower": lower, "upper": best[3], "cuts": master.n_cuts,
+                        "added": int(violated.size), "iterations": its})
+        if log is not None:
+            log(f"slope cuts {r:>3}: master {value:.9f} lower {lower:.9f} upper {best[3]:.9f} cuts {master.n_cuts} "
+                f"(+{violated.size}) LP rows {master.n_rows} simplex iterations {its} radius {radius:.3g}")
+    theta, lam, phi, upper = best
+    certified = stop == "" and upper - lower <= tol * gap_scale(upper)
+    return SlopeCutResult(certified=certified, intercept=float(theta[0]) if offset else 0.0,
+                          coef=theta[offset:].copy(), lam=lam, s=phi, upper_bound=upper, lower_bound=lower, dual=dual,
+                          rounds=r + 1, cuts=master.n_cuts, lp_iterations=iterations,
+                          seconds=time.perf_counter() - t_start, lp_seconds=lp_seconds, bound_seconds=bound_seconds,
+                          stop=stop, history=history)
