@@ -290,6 +290,17 @@ class SlopeCutMaster:
         self.n_rows += K + n_pairs
         self.n_cuts += K
 
+    def add_nominal_cuts(self, theta: np.ndarray, lam: float) -> None:
+        """Every sample's kept-label cut at the slope of its nominal margin: with them ``s_n >= a f(x_n, z_n) -
+        L*(alpha)`` bounds every ``s_n`` whatever ``lambda`` (a flipped cut alone lets ``s_n`` fall by ``kappa
+        lambda``, the master unbounded when ``kappa > eps``)."""
+        inst, N = self.inst, self.inst.n_samples
+        samples, flips = np.arange(N), np.zeros(N, dtype=bool)
+        sigma, shift = inst.row_signs(samples, flips)
+        offset = self.offset
+        f = inst.scores(float(theta[0]) if offset else 0.0, theta[offset:])
+        self.add_cuts(samples, flips, np.asarray(inst.loss.derivative(sigma * f - shift), dtype=float), theta, lam)
+
     # ------------------------------------------------------------------ solve
     def solve(self, center: np.ndarray, radius: float):
         """The master with ``|theta - center| <= radius`` (``radius = inf``: none): ``(ok, theta, lam, s, value,
@@ -333,7 +344,6 @@ class SlopeCutMaster:
             q.append(np.divide(flow, total, out=np.full_like(flow, 1.0 / width), where=total > 0))
         keep = mass > 0
         index = np.flatnonzero(keep)
-        K = index.size
         sigma, _ = inst.row_signs(sample, flip)
         a = slopes * sigma
         # changed probability of each kept pair, and its level distribution by the sign of its cut's a
@@ -405,6 +415,8 @@ def slope_cut_search(inst: DROInstance, oracle, start, *, tol: float, radius: fl
     upper, lam, phi, flips, slopes = evaluate(theta, float(start.lam))
     best = (theta.copy(), lam, phi.copy(), upper)
     s = np.full(N, -np.inf)
+    if inst.label_flips:
+        master.add_nominal_cuts(theta, lam)
     lower, dual, stop = -np.inf, None, "round limit"
     history: List[dict] = []
     r = 0
