@@ -9,7 +9,7 @@ DOCS_STAMP := $(VENV)/.docs-installed
 
 CORE_STAMP := $(VENV)/.core-installed
 
-# the core install only (drokit and its 8 dependencies): what the demo needs
+# the core install only (drokit and its 9 dependencies): what the demo needs
 $(CORE_STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip

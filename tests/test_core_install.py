@@ -35,7 +35,7 @@ def test_core_dependencies_are_what_the_blocker_leaves():
     tomllib = pytest.importorskip("tomllib")          # Python >= 3.11
     core = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
     names = {dep.split(">")[0].split("=")[0].split("<")[0].strip().lower() for dep in core}
-    assert names == {"numpy", "scipy", "networkx", "clarabel", "scikit-learn", "pandas", "sympy", "threadpoolctl"}
+    assert names == {"numpy", "scipy", "networkx", "clarabel", "scikit-learn", "pandas", "sympy", "threadpoolctl", "highspy"}
     assert not names & set(NOT_IN_CORE)
 
 

@@ -137,9 +137,8 @@ def test_dual_point_of_any_master_is_stationary_and_a_lower_bound(case):
 
 
 def test_mutated_dual_point_is_not_stationary(monkeypatch):
-    """The stationarity check can fail: level distributions that ignore the LP's flows (uniform over levels)
-    leave the free columns far from stationary, and so does a point whose changed features keep their own level's
-    dummy (the subtraction dropped)."""
+    """The stationarity check can fail: level distributions read from the wrong direction's multipliers (the M+
+    rows' for cuts that lower the score) leave the free columns far from stationary."""
     inst = make(CASES[0])
     di, oracle = bound(inst)
     out = sc.slope_cut_search(di, oracle, cold_start(di), tol=1e-7)
@@ -157,14 +156,11 @@ def test_mutated_dual_point_is_not_stationary(monkeypatch):
     master.add_cuts(rows.sample, rows.flip, slopes, theta, out.lam)
     assert master.solve(theta, 0.3)[0]
     good = stationarity_residual(di, *master.dual_point(), master)
-    real_divide = np.divide
+    real = sc.SlopeCutMaster.level_distributions
 
-    def uniform(a, b, *args, **kwargs):       # the level distributions' division: replaced by uniform ones
-        out_ = real_divide(a, b, *args, **kwargs)
-        if isinstance(a, np.ndarray) and a.ndim == 2 and kwargs.get("where") is not None:
-            return np.full_like(out_, 1.0 / out_.shape[1])
-        return out_
-    monkeypatch.setattr(sc.np, "divide", uniform)
+    def swapped(self, row_dual, col_dual):       # each direction's levels read from the other's rows
+        return real(self, row_dual, col_dual)[::-1]
+    monkeypatch.setattr(sc.SlopeCutMaster, "level_distributions", swapped)
     bad = stationarity_residual(di, *master.dual_point(), master)
     assert good <= 1e-8 < 1e-3 < bad
 

@@ -40,6 +40,7 @@ the master's trust region.
 
 from __future__ import annotations
 
+import importlib.util
 import time
 from dataclasses import dataclass, field
 from typing import Callable, List, Optional, Tuple
@@ -74,6 +75,8 @@ def slope_cuts_apply(inst: DROInstance) -> Tuple[bool, str]:
     ok, why = slope_split_applies(inst)
     if not ok:
         return False, why
+    if importlib.util.find_spec("highspy") is None:      # a hard dependency; a broken install falls back
+        return False, "highspy (HiGHS) is not installed"
     if not inst.metric.mismatch_only:
         return False, "level costs (only the mismatch cost has one shared maximum per feature)"
     gamma = np.asarray(inst.metric.gamma, dtype=float)
@@ -302,9 +305,9 @@ class SlopeCutMaster:
         self.add_cuts(samples, flips, np.asarray(inst.loss.derivative(sigma * f - shift), dtype=float), theta, lam)
 
     # ------------------------------------------------------------------ solve
-    def solve(self, center: np.ndarray, radius: float):
-        """The master with ``|theta - center| <= radius`` (``radius = inf``: none): ``(ok, theta, lam, s, value,
-        iterations)``."""
+    def solve(self, center: np.ndarray, radius: float, time_limit: float = np.inf):
+        """The master with ``|theta - center| <= radius`` (``radius = inf``: none), within ``time_limit`` seconds:
+        ``(ok, theta, lam, s, value, iterations)``."""
         lo = np.maximum(self.theta_lo, center - radius)
         hi = np.minimum(self.theta_hi, center + radius)
         lo[self.fixed], hi[self.fixed] = 0.0, 0.0
@@ -312,6 +315,7 @@ class SlopeCutMaster:
         lo = np.where(np.isfinite(lo), lo, -inf)
         hi = np.where(np.isfinite(hi), hi, inf)
         self.h.changeColsBounds(self.n_theta, np.arange(self.n_theta, dtype=np.int32), lo, hi)
+        self.h.setOptionValue("time_limit", float(time_limit) if np.isfinite(time_limit) else inf)
         self.h.run()
         status = self.h.getModelStatus()
         if status != self.highspy.HighsModelStatus.kOptimal:
@@ -321,66 +325,77 @@ class SlopeCutMaster:
         return (True, x[: self.n_theta], float(x[self.col_lam]), x[self.col_s], float(info.objective_function_value),
                 int(info.simplex_iteration_count))
 
+    def level_distributions(self, row_dual: np.ndarray, col_dual: np.ndarray) -> List[np.ndarray]:
+        """``[q_up, q_down]``, each ``(features, max levels)``: feature ``i``'s levels ``v`` (0 the reference) in
+        proportion to the multipliers of the rows ``M+_i >= w_i(v)`` (for ``q_down`` the rows ``M-_i <= w_i(v)``,
+        "<=" rows whose multipliers are <= 0) and, for ``v = 0``, of the column bound ``M = 0``: the master's
+        stationarity in ``M_i`` says these flows sum to the cuts' ``sum a rho`` through feature ``i``.  A feature
+        without flow gets the uniform distribution over its levels (no cut moves it)."""
+        m = self.mutable.size
+        width = int(self.levels.max(initial=1))
+        valid = np.arange(width)[None, :] < self.levels[self.mutable][:, None]
+        uniform = valid / np.maximum(valid.sum(axis=1, keepdims=True), 1)
+        out = []
+        for rows_d, col_d, sign in ((self.max_rows, self.col_max, 1.0), (self.min_rows, self.col_min, -1.0)):
+            flow = np.zeros((m, width))
+            np.add.at(flow, (self.level_feature, self.level_value), np.maximum(sign * row_dual[rows_d], 0.0))
+            flow[:, 0] = np.abs(col_dual[col_d])
+            total = flow.sum(axis=1, keepdims=True)
+            out.append(np.where(total > 0, flow / np.where(total > 0, total, 1.0), uniform))
+        return out
+
     def dual_point(self) -> Tuple[FractionalRows, np.ndarray, np.ndarray]:
-        """``(rows, mass, slopes)``: every cut with positive multiplier as a fractional row (module docstring)."""
+        """``(rows, mass, slopes)``: every cut with positive multiplier as a fractional row (module docstring).
+
+        Its expected encoded row is ``[1, x_n, dummies(z_n)]`` plus, for each kept feature ``l``, ``t_l (q_l - e_{z_{n,l}})``
+        with ``t_l = rho_l / pi`` the mass that changes it and ``q_l`` the level distribution of its direction; its
+        expected cost ``kappa flip + sum_l delta_l t_l (1 - q_l(z_{n,l}))`` (a change back to its own level is free)."""
         inst = self.inst
         sol = self.h.getSolution()
         raw = np.asarray(sol.row_dual)
         row_dual = np.maximum(raw, 0.0)            # rows ">=": multipliers >= 0 (HiGHS: c - A'y = reduced costs)
         col_dual = np.asarray(sol.col_dual)
-        sample = np.concatenate(self.cut_sample); flip = np.concatenate(self.cut_flip)
-        slopes = np.concatenate(self.cut_slope); mass = row_dual[np.concatenate(self.cut_row)]
-        pair_cut = np.concatenate(self.pair_cut); pair_i = np.concatenate(self.pair_feature)
+        sample = np.concatenate(self.cut_sample)
+        flip = np.concatenate(self.cut_flip)
+        slopes = np.concatenate(self.cut_slope)
+        mass = row_dual[np.concatenate(self.cut_row)]
+        pair_cut = np.concatenate(self.pair_cut)
+        pair_i = np.concatenate(self.pair_feature)
         rho = row_dual[np.concatenate(self.pair_row)]
-        m = self.mutable.size
-        # level distributions per feature and direction: q[d][i, v] (v = 0 the reference level)
-        width = int(self.levels.max(initial=1))
-        q = []
-        for rows_d, col_d, sign in ((self.max_rows, self.col_max, 1.0), (self.min_rows, self.col_min, -1.0)):
-            flow = np.zeros((m, width))       # the M- rows are "<=": their multipliers are <= 0
-            np.add.at(flow, (self.level_feature, self.level_value), np.maximum(sign * raw[rows_d], 0.0))
-            flow[:, 0] = np.abs(col_dual[col_d])       # the bound M = 0: the reference level
-            total = flow.sum(axis=1, keepdims=True)
-            q.append(np.divide(flow, total, out=np.full_like(flow, 1.0 / width), where=total > 0))
-        keep = mass > 0
-        index = np.flatnonzero(keep)
+        q = self.level_distributions(raw, col_dual)
+        index = np.flatnonzero(mass > 0)
+        position = np.full(sample.size, -1)
+        position[index] = np.arange(index.size)
+        K = index.size
+        sample_k, flip_k = sample[index], flip[index]
         sigma, _ = inst.row_signs(sample, flip)
-        a = slopes * sigma
-        # changed probability of each kept pair, and its level distribution by the sign of its cut's a
+        up = (slopes * sigma)[pair_cut] > 0
         t = np.clip(np.divide(rho, mass[pair_cut], out=np.zeros_like(rho), where=mass[pair_cut] > 0), 0.0, 1.0)
-        up = a[pair_cut] > 0
+        used = position[pair_cut] >= 0
+        pair_k, pair_i, t, up = position[pair_cut[used]], pair_i[used], t[used], up[used]
         n = inst.n_numerical
-        Zs = inst.data.Z[sample]
-        n_theta = self.n_theta
-        dense = np.zeros((sample.size, n_theta))
+        Zs = inst.data.Z[sample_k]
+        rows, cols, vals = [], [], []
         if self.offset:
-            dense[:, 0] = 1.0
+            rows.append(np.arange(K)); cols.append(np.zeros(K, int)); vals.append(np.ones(K))
         if n:
-            dense[:, self.offset: self.offset + n] = np.asarray(inst.data.X, dtype=float)[sample]
-        # nominal levels first, then each kept pair moves mass t from its own level to q
-        for l in range(self.levels.size):
-            lv = Zs[:, l]
-            has = lv > 0
-            dense[np.flatnonzero(has), self.dummy_start[l] + lv[has] - 1] += 1.0
+            rows.append(np.repeat(np.arange(K), n)); cols.append(np.tile(self.offset + np.arange(n), K))
+            vals.append(np.asarray(inst.data.X, dtype=float)[sample_k].ravel())
+        kk, ll = np.nonzero(Zs > 0)                                    # the nominal levels
+        rows.append(kk); cols.append(self.dummy_start[ll] + Zs[kk, ll] - 1); vals.append(np.ones(kk.size))
+        feature = self.mutable[pair_i]
+        own = Zs[pair_k, feature]
+        has = own > 0                                                  # mass t leaves the own level ...
+        rows.append(pair_k[has]); cols.append(self.dummy_start[feature[has]] + own[has] - 1); vals.append(-t[has])
+        dist = np.where(up[:, None], q[0][pair_i], q[1][pair_i])         # ... for q (levels past a_l have q = 0)
+        pp, vv = np.nonzero(dist[:, 1:] > 0)
+        rows.append(pair_k[pp]); cols.append(self.dummy_start[feature[pp]] + vv); vals.append(t[pp] * dist[pp, vv + 1])
+        matrix = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                               shape=(K, self.n_theta))
         delta = np.asarray(inst.metric.delta, dtype=float)[self.mutable]
-        cost = np.where(flip, float(inst.metric.kappa) if inst.label_flips else 0.0, 0.0)
-        for i, l in enumerate(self.mutable):
-            sel = np.flatnonzero(pair_i == i)
-            if sel.size == 0:
-                continue
-            k = pair_cut[sel]
-            dist = np.where(up[sel, None], q[0][i][None, : self.levels[l]], q[1][i][None, : self.levels[l]])
-            own = Zs[k, l]
-            moved = t[sel, None] * dist                              # (pairs, levels)
-            stay = moved[np.arange(sel.size), own]                    # mass sent back to its own level
-            block = dense[:, self.dummy_start[l]: self.dummy_start[l] + self.levels[l] - 1]
-            np.add.at(block, k, moved[:, 1:])
-            has = own > 0
-            np.add.at(block, (k[has], own[has] - 1), -t[sel][has])
-            dense[:, self.dummy_start[l]: self.dummy_start[l] + self.levels[l] - 1] = block
-            np.add.at(cost, k, delta[i] * (t[sel] - stay))
-        rows = FractionalRows(sample[index], flip[index], cost[index], sp.csr_matrix(dense[index]))
-        return rows, mass[index], slopes[index]
+        cost = np.where(flip_k, float(inst.metric.kappa) if inst.label_flips else 0.0, 0.0)
+        np.add.at(cost, pair_k, delta[pair_i] * t * (1.0 - dist[np.arange(pair_k.size), own]))
+        return FractionalRows(sample_k, flip_k, cost, matrix), mass[index], slopes[index]
 
 
 def slope_cut_search(inst: DROInstance, oracle, start, *, tol: float, radius: float = 0.01,
@@ -428,7 +443,8 @@ def slope_cut_search(inst: DROInstance, oracle, start, *, tol: float, radius: fl
         violated = np.flatnonzero(phi - s > VIOLATION_RTOL * max(1.0, abs(best[3])))
         master.add_cuts(violated, flips[violated], slopes[violated], theta, lam)
         t0 = time.perf_counter()
-        ok, x, lam_x, s_x, value, its = master.solve(best[0], radius)
+        ok, x, lam_x, s_x, value, its = master.solve(best[0], radius,
+                                                     control.remaining() if control is not None else np.inf)
         lp_seconds += time.perf_counter() - t0
         iterations += its
         if not ok:
