@@ -63,8 +63,9 @@ KEEP_MARGIN = 0.5
 #: rounds of the slope-cut loop before it gives up (the conic masters follow)
 MAX_ROUNDS = 150
 
-#: a sample's cut is added when its maximum exceeds ``s_n`` by more than this (relative to ``max(1, |upper|)``)
-VIOLATION_RTOL = 1e-7
+#: a sample's cut is added when its maximum exceeds ``s_n`` by more than this fraction of the gap tolerance (``tol
+#: max(|upper|, 0.01)``): then a master with nothing to add has an upper bound within it of its own value
+VIOLATION_FRACTION = 0.1
 
 
 def slope_cuts_apply(inst: DROInstance) -> Tuple[bool, str]:
@@ -433,6 +434,7 @@ def slope_cut_search(inst: DROInstance, oracle, start, *, tol: float, radius: fl
     if inst.label_flips:
         master.add_nominal_cuts(theta, lam)
     lower, dual, stop = -np.inf, None, "round limit"
+    last_box = None
     history: List[dict] = []
     r = 0
     for r in range(max_rounds):
@@ -440,7 +442,8 @@ def slope_cut_search(inst: DROInstance, oracle, start, *, tol: float, radius: fl
             stop = control.stop_reason or "stopped"
             break
         scale = gap_scale(best[3])
-        violated = np.flatnonzero(phi - s > VIOLATION_RTOL * max(1.0, abs(best[3])))
+        box = (radius, best[3])
+        violated = np.flatnonzero(phi - s > VIOLATION_FRACTION * tol * scale)
         master.add_cuts(violated, flips[violated], slopes[violated], theta, lam)
         t0 = time.perf_counter()
         ok, x, lam_x, s_x, value, its = master.solve(best[0], radius,
@@ -467,6 +470,11 @@ def slope_cut_search(inst: DROInstance, oracle, start, *, tol: float, radius: fl
                 history.append({"round": r, "lp": value, "lower": lower, "upper": best[3], "cuts": master.n_cuts,
                                 "added": int(violated.size), "iterations": its})
                 break
+        if violated.size == 0 and not active and box == last_box:
+            # the same LP as the last round's, solved again: nothing can move
+            stop = "stalled: nothing to add and the dual point's bound short of the gap"
+            break
+        last_box = box
         theta, s = x, s_x
         upper, lam, phi, flips, slopes = evaluate(theta, lam_x)
         if upper < best[3]:
