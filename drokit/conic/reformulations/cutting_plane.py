@@ -121,9 +121,10 @@ class CuttingPlaneOptions:
     #: after an unconverged phase 1 on wide data with many weight classes, :func:`.slope_search.use_slope_split`)
     search: str = "auto"
     #: the LP master over slope cuts (:mod:`.slope_cuts`, HiGHS dual simplex warm-started round to round) after a
-    #: barrier master that did not certify, before any conic master: ``"auto"`` (where it applies, on data with at
-    #: least ``WIDE_BUDGET_FEATURES`` mutable categorical features: sun2025 audiology 3.4-43 s -> about 1 s; on
-    #: narrower mixed data, cylinder-bands and credit-approval, its LPs took 1-6 s against 0.3-1.5 s for the
+    #: barrier master that did not certify (in its place after a phase 1 stopped by its solve limit), before any
+    #: conic master: ``"auto"`` (where it applies, on data with at least ``WIDE_BUDGET_FEATURES`` mutable
+    #: categorical features and at most ``SLOPE_CUTS_AUTO_SAMPLES`` samples: sun2025 audiology 3.4-43 s -> about
+    #: 1.2 s; on narrower mixed data, cylinder-bands and credit-approval, its LPs took 1-6 s against 0.3-1.5 s for the
     #: conic masters), True (wherever it applies, else :class:`ParameterError`) or False
     slope_cuts: Union[bool, str] = "auto"
     #: phase 1 on large data starts from the point of a phase 1 on a subsample (:mod:`.warm_start`, from
@@ -304,7 +305,10 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
         restart_rows = _with_nominal_rows(inst, sep.rows)
         log(f"phase 1: stopped by its solve limit after {first.rounds} rounds, {first.seconds:.2f} s; its point's "
             f"worst-case value {first.upper_bound:.9f}")
-    if first is not None and options.structured_master:
+    # a phase 1 stopped by its solve limit on data the slope cuts take goes straight to them: the barrier master gave
+    # up on every such fit measured (sun2025 audiology, 9 settings x 2 runs: 0.1-0.25 s each, fits 0.92x without it)
+    skip_barrier = slope and first is not None and not first.converged
+    if first is not None and options.structured_master and not skip_barrier:
         # drokit's own barrier solver on the restricted master, from phase 1's point and near-active rows
         # certified at the user's gap (its bounds are exact: an oracle value and a Lagrangian bound).  A tenth of it,
         # as before, cost 2-3 more centerings in which only the lower bound's repair moved (synthetic 10 + 10,
@@ -619,8 +623,8 @@ WIDE_BUDGET_FEATURES = 30
 
 def _use_slope_cuts(inst: DROInstance, options: CuttingPlaneOptions) -> bool:
     """Whether the slope-cut LP master runs (``options.slope_cuts``): ``"auto"`` where it applies with at least
-    :data:`WIDE_BUDGET_FEATURES` mutable categorical features; True where it applies (else
-    :class:`ParameterError`)."""
+    :data:`WIDE_BUDGET_FEATURES` mutable categorical features and at most :data:`SLOPE_CUTS_AUTO_SAMPLES` samples;
+    True where it applies (else :class:`ParameterError`)."""
     if options.slope_cuts is False or not options.phase_one:
         return False
     ok, why = slope_cuts_apply(inst)
@@ -628,7 +632,13 @@ def _use_slope_cuts(inst: DROInstance, options: CuttingPlaneOptions) -> bool:
         if not ok:
             raise ParameterError(f"cutting-plane option slope_cuts=True does not apply: {why}")
         return True
-    return ok and inst.mutable_categorical().size >= WIDE_BUDGET_FEATURES
+    return ok and inst.mutable_categorical().size >= WIDE_BUDGET_FEATURES and inst.n_samples <= SLOPE_CUTS_AUTO_SAMPLES
+
+
+#: ``slope_cuts="auto"`` runs them up to this many samples: every violated sample adds a cut each round, and the LPs
+#: grow with them (60 features of 2-5 levels, unit weights: 1,000 rows 11 LPs and 41 s, where the barrier master
+#: certifies in under a second; 10,000 rows 56,099 simplex iterations in the third LP).  Audiology: 226
+SLOPE_CUTS_AUTO_SAMPLES = 500
 #: a trust region that binds with no cut to add grows by this factor.  Measured: tenfold sent census-like
 #: kappa = 1 (radius 0.01) from 0.4 to 4, a master with 5,050 violated rows and a 38,000-row master that did
 #: not finish in 300 s; doubling certifies it in 41.5 s (three more masters).  sun2025 Table 1, the 7 datasets
