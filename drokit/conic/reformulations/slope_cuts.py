@@ -121,6 +121,11 @@ class SlopeCutMaster:
         h.setOptionValue("output_flag", False)
         h.setOptionValue("dual_feasibility_tolerance", 1e-10)
         h.setOptionValue("primal_feasibility_tolerance", 1e-10)
+        # devex pricing and no scaling: the audiology LPs in 0.68x the time of HiGHS's defaults (steepest edge,
+        # scaled; 5 settings x 2 runs, interleaved; devex alone 0.86x, no scaling alone 0.80x, Dantzig 1.66x, primal
+        # simplex 9.4x), every fit still certified by its dual point
+        h.setOptionValue("simplex_dual_edge_weight_strategy", 1)
+        h.setOptionValue("simplex_scale_strategy", 0)
         inf = highspy.kHighsInf
         N = inst.n_samples
         self.offset = 1 if inst.fit_intercept else 0
