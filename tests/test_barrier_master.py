@@ -39,7 +39,7 @@ import pytest
 import drokit as dk
 import drokit.conic.reformulations.barrier_master as bmm
 import drokit.conic.reformulations.epigraph as epi
-import drokit.conic.reformulations.cutting_plane as cp_module
+import drokit.conic.reformulations.own_solvers as cp_module   # the stages before the conic masters
 import drokit.certificates.lower_bound as lb
 from drokit.conic.program import ConicProgram
 from drokit.conic.reformulations.level_max import LevelMaxColumns
@@ -177,8 +177,8 @@ SOLVERS_WITHOUT_MASTER = ("phase_one", "barrier_master")
 
 class Recorder:
     """Wraps ``structured_master`` (the barrier master, and again with level-max columns where it gave up) and
-    ``warm_phase_one`` (phase 1, from a subsample's point on large data) in the cutting plane's namespace and keeps
-    their results."""
+    ``warm_phase_one`` (phase 1, from a subsample's point on large data) where the stages before the conic masters
+    call them (:mod:`drokit.conic.reformulations.own_solvers`) and keeps their results."""
 
     def __init__(self, mp: pytest.MonkeyPatch):
         self.barrier, self.phase_one = [], []

@@ -289,7 +289,7 @@ def test_solve_runs_dense_linear_algebra_on_one_blas_thread(monkeypatch):
     """Phase 1's small dense products run with one BLAS thread (multi-threaded OpenBLAS spinning on a busy
     machine slowed phase 1 22-fold); the limit is lifted after the solve."""
     from threadpoolctl import threadpool_info
-    import drokit.conic.reformulations.cutting_plane as cp_module
+    import drokit.conic.reformulations.own_solvers as cp_module   # phase 1 and the barrier master run there
     seen = []
     original = cp_module.warm_phase_one
 
@@ -346,7 +346,7 @@ def test_phase_one_that_did_not_converge_gives_its_point_not_its_bundle(monkeypa
     bundle (which made calibrated audiology's masters unsolvable); discarding the point left sun2025
     Table 1's audiology (1 decimal, rho mean 0.6) uncertified.  The loop certifies the monolithic optimum."""
     import dataclasses
-    import drokit.conic.reformulations.cutting_plane as cp_module
+    import drokit.conic.reformulations.own_solvers as cp_module   # phase 1 and the barrier master run there
     original = cp_module.warm_phase_one
     seen = []
 

@@ -446,7 +446,7 @@ def test_default_fits_through_the_level_max_retry_equal_the_reference(seed, monk
     """End to end: with the plain attempt cut to one Newton step per centering, the cutting plane's fits go through
     the level-max retry (or the conic masters after it) and still equal the reference optimum; a fit the retry
     certifies reports the merged work and real configuration rows."""
-    import drokit.conic.reformulations.cutting_plane as cp
+    import drokit.conic.reformulations.own_solvers as cp   # the stages before the conic masters
     import drokit.conic.reformulations.structured_master as sm
     monkeypatch.setattr(sm, "PLAIN_CENTERING_STEPS", 1)
     seen = []

@@ -51,13 +51,12 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from dataclasses import dataclass, field
-from typing import Any, Callable, List, Mapping, Optional, Union
+from typing import Any, Callable, List, Mapping, Optional
 
 import numpy as np
 
 from ...exceptions import ParameterError, SolverError
-from ...gaps import GAP_FLOOR, relative_gap
+from ...gaps import GAP_FLOOR
 from ...instance import DROInstance
 from ...oracles.enumeration import (ConfigurationRows, concat_rows, enumerate_configurations, row_keys, take_rows,
                                     unique_rows)
@@ -65,139 +64,16 @@ from ...oracles.rows import lambda_floor, row_margins
 from ...solvers.base import solve_with_retries
 from ...run_control import RunControl, estimate_rest
 from ..program import ConicProgram
-from .structured_master import structured_master
 from .budget_cuts import BudgetCuts, budget_cuts_apply, budget_cuts_from_rows, unique_budget_cuts, weight_classes
+from .cutting_plane_outcome import (SLOPE_CUTS_AUTO_SAMPLES, WIDE_BUDGET_FEATURES, CuttingPlaneOptions,
+                                    CuttingPlaneOutcome, RoundRecord, restart_rows, sample_major)
 from .dual import build_dual_program
-from .phase_one import phase_one_applies
-from .slope_cuts import slope_cut_search, slope_cuts_apply
-from .slope_search import slope_split_phase_one, use_slope_split
-from .warm_start import warm_phase_one
+from .own_solvers import run_own_solvers, use_slope_cuts
 
-
-@dataclass
-class CuttingPlaneOptions:
-    """Settings of the cutting-plane loop.
-
-    cuts : ``"per_sample"`` (the most violated row of every violated sample, belbasi2023),
-        ``"global_best"`` (the single most violated row, sun2025/selvi2022) or an int ``k`` (the ``k``
-        most violated samples' rows).
-    near_margin : also add rows within this margin of a violated sample's maximum (absolute).
-    """
-
-    gap_tol: float = 1e-6
-    violation_tol: float = 1e-6
-    #: 200: calibrated audiology at 1 decimal (62 features, many weight classes) certifies in 63-99 rounds
-    max_rounds: int = 200
-    #: initial box |beta_j| <= coef_bound on the masters (widened x10 while active at the end, up to
-    #: 1e6); None disables it.  Lower bounds are only taken from masters whose box is inactive.
-    coef_bound: float | None = 100.0
-    cuts: Union[str, int] = "per_sample"
-    near_margin: float = 0.0
-    #: start with phase 1 (:mod:`.phase_one`): a smoothed first-order search with the oracle whose
-    #: near-active rows seed the first exact master
-    phase_one: bool = True
-    #: box-step stabilization: masters keep ``|theta_j - c_j| <= trust_radius`` around the best point
-    #: ``c`` found so far (``theta`` = coefficients and intercept); see the module docstring for when
-    #: its lower bounds count.  None disables it.  1.0 was measured against 0.1 (sun2025 Table 1 data: cylinder-
-    #: bands 2.2 s vs 4.3 s at 1.0; with budget cuts 1.0 produced cuts far from the optimum and failing masters:
-    #: 47.6 s), then 0.1 against 0.03 / 0.01 / 0.003 on the fits whose masters run: audiology's budget-cut masters
-    #: at 1-decimal weights (rho means 0.6-0.9) 204 s on average at 0.1, 94-134 s at 0.03, 48-64 s at 0.01; at
-    #: integer weights 12 / 32 / 18 / 14 s -> 4 / 12 / 9 / 17 s; unit 4.8 -> 3.8 s; cylinder-bands, spect and
-    #: credit-approval (3-16 masters) within 10 % either way.  A better point on the edge doubles it
-    trust_radius: float | None = 0.01
-    #: cuts added after phase 1: ``"configuration"`` (one row per violated configuration),
-    #: ``"budget"`` (one cut per violated (sample, changes per weight class), :mod:`.budget_cuts`; needs
-    #: two mutable categorical features) or ``"auto"`` (budget cuts when all mutable features share one
-    #: weight, e.g. unit weights, or with at least ``WIDE_BUDGET_FEATURES`` of them; configuration rows
-    #: otherwise)
-    cut_family: str = "auto"
-    #: certify without a conic master when drokit's own solvers can: phase 1's smoothed dual point, then (after
-    #: a converged phase 1) the structured barrier solver of the restricted master (:mod:`.barrier_master`);
-    #: the conic masters follow when their certificate does not close.  False: phase 1 only seeds the masters
-    structured_master: bool = True
-    #: phase 1's search (with ``phase_one=True``): ``"phase_one"`` (:mod:`.phase_one`, smoothing over a working set
-    #: of rows the oracle grows), ``"slope_split"`` (:mod:`.slope_split`, smoothing over every configuration through
-    #: the separable categorical cost; needs ``p = 1`` there) or ``"auto"`` (the slope split
-    #: after an unconverged phase 1 on wide data with many weight classes, :func:`.slope_search.use_slope_split`)
-    search: str = "auto"
-    #: the LP master over slope cuts (:mod:`.slope_cuts`, HiGHS dual simplex warm-started round to round) after a
-    #: barrier master that did not certify (in its place after a phase 1 stopped by its solve limit), before any
-    #: conic master: ``"auto"`` (where it applies, on data with at least ``WIDE_BUDGET_FEATURES`` mutable
-    #: categorical features and at most ``SLOPE_CUTS_AUTO_SAMPLES`` samples: sun2025 audiology 3.4-43 s -> about
-    #: 1.2 s; on narrower mixed data, cylinder-bands and credit-approval, its LPs took 1-6 s against 0.3-1.5 s for the
-    #: conic masters), True (wherever it applies, else :class:`ParameterError`) or False
-    slope_cuts: Union[bool, str] = "auto"
-    #: phase 1 on large data starts from the point of a phase 1 on a subsample (:mod:`.warm_start`, from
-    #: ``SUBSAMPLE_FROM`` samples on); False: from ``beta = 0`` and the nominal rows
-    warm_start: bool = True
-    verbose: bool = False
-
-    def validate(self) -> None:
-        for name in ("gap_tol", "violation_tol"):
-            v = getattr(self, name)
-            if not (np.isfinite(v) and v > 0):
-                raise ParameterError(f"cutting-plane option {name} must be > 0, got {v!r}")
-        for name in ("coef_bound", "trust_radius"):
-            v = getattr(self, name)
-            if v is not None and not (np.isfinite(v) and v > 0):
-                raise ParameterError(f"cutting-plane option {name} must be None or > 0, got {v!r}")
-        if not (isinstance(self.max_rounds, (int, np.integer)) and self.max_rounds > 0):
-            raise ParameterError(f"cutting-plane option max_rounds must be a positive int, got {self.max_rounds!r}")
-        if self.search not in ("auto", "phase_one", "slope_split"):
-            raise ParameterError(f"cutting-plane option search must be 'auto', 'phase_one' or 'slope_split', "
-                                 f"got {self.search!r}")
-        if not (self.slope_cuts == "auto" or isinstance(self.slope_cuts, (bool, np.bool_))):
-            raise ParameterError(f"cutting-plane option slope_cuts must be 'auto', True or False, got {self.slope_cuts!r}")
-        if self.cut_family not in ("auto", "configuration", "budget"):
-            raise ParameterError(f"cutting-plane option cut_family must be 'auto', 'configuration' or "
-                                 f"'budget', got {self.cut_family!r}")
-        if not (self.cuts in ("per_sample", "global_best")
-                or (isinstance(self.cuts, (int, np.integer)) and self.cuts > 0)):
-            raise ParameterError(f"cutting-plane option cuts must be 'per_sample', 'global_best' or a "
-                                 f"positive int, got {self.cuts!r}")
-
-
-@dataclass
-class RoundRecord:
-    round: int
-    lower_bound: float
-    upper_bound: float
-    max_violation: float
-    working_rows: int
-    added_rows: int
-    budget_cuts: int
-    master_status: str
-    master_iterations: int
-    master_time: float
-    oracle_time: float
-
-    @property
-    def relative_gap(self) -> float:
-        return relative_gap(self.lower_bound, self.upper_bound)
-
-
-@dataclass
-class CuttingPlaneOutcome:
-    program: Optional[ConicProgram]       # final master (None when no conic master was solved)
-    solution: Any                         # its SolverSolution (None when no conic master was solved)
-    intercept: float
-    coef: np.ndarray
-    lam: float
-    s: np.ndarray
-    lower_bound: float
-    upper_bound: float
-    max_violation: float
-    converged: bool
-    history: List[RoundRecord] = field(default_factory=list)
-    working_rows: Optional[ConfigurationRows] = None
-    phase_one_time: float = 0.0           # seconds spent in phase 1 (before the first master)
-    #: the best dual point of phase 1 or the barrier master (a :class:`~drokit.certificates.lagrangian.LowerBound`)
-    dual: Any = None
-    phase_one: Any = None                 # the :class:`~.phase_one.PhaseOneResult`, when no conic master was solved
-    structured: Any = None                # the :class:`~.barrier_master.BarrierMasterResult`, when it ran
-    slope_cuts: Any = None                # the :class:`~.slope_cuts.SlopeCutResult`, when it ran
-    #: why the loop stopped before its certificate closed (the fit's time limit, an interrupt), else None
-    stop_reason: Optional[str] = None
+#: re-exported: the options, records and thresholds live in :mod:`.cutting_plane_outcome`, the stages before the
+#: masters in :mod:`.own_solvers`
+__all__ = ["CuttingPlaneOptions", "CuttingPlaneOutcome", "RoundRecord", "SLOPE_CUTS_AUTO_SAMPLES",
+           "WIDE_BUDGET_FEATURES", "solve_cutting_plane", "use_slope_cuts"]
 
 
 def _read(program: ConicProgram, x: np.ndarray):
@@ -249,127 +125,11 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
     # masters to a tenth of the gap tolerance, never tighter than 1e-8 (Clarabel's default, which its
     # masters on degenerate optima already reach only with retries); the user's options take precedence
     solver_options = {**backend.accuracy_options(max(options.gap_tol / 10, 1e-8)), **dict(solver_options or {})}
-    slope = _use_slope_cuts(inst, options) and not outer and options.structured_master
     adopted: dict = {}          # settings of a successful retry, kept for the next masters (_adopt_successful_retry)
-    phase_one_time = 0.0
-    first = structured = None
-    if options.phase_one and phase_one_applies(inst) and (not outer or options.structured_master):
-        # phase 1's Newton model has no attack-shift term (and starts from lambda = 2 lip(L)).  A loss compiled
-        # by tangents (a smooth custom loss) needs only its value and derivatives here: phase 1 and the barrier
-        # master try to certify it without any tangent; when they do not, the tangent masters start as before,
-        # from the nominal rows (sympy smooth hinge on hepatitis: 324 s through tangents).  Phase 1 keeps its
-        # tau_min = 1e-4 before the barrier master: handing over at 1e-3 saved 20-25 % at N = 10,000 (synthetic
-        # 10 + 10) but left a start the barrier master could not center from at N = 1,000 (0.42 -> 2.9 s)
-        certify_tol = options.gap_tol if options.structured_master else None
-        split = use_slope_split(inst, options.search)
-        if split == "fallback" and slope:
-            split = "never"           # the slope-cut LP certifies from phase 1's point (the split cost 11 s on audiology)
-        if split != "first":
-            first = warm_phase_one(inst, oracle, certify_tol=certify_tol, log=method_log, control=control,
-                                   warm=options.warm_start)
-            phase_one_time = first.seconds
-            control.record("phase 1", "phase_one", {}, "certified" if first.certified else "not_certified",
-                           "converged" if first.converged else "stopped", first.seconds, first.newton_steps)
-        if split == "first" or (split == "fallback" and not first.converged and not control.should_stop()):
-            # phase 1's working set churned (wide categorical data, many weight classes: sun2025 audiology at
-            # 1-decimal weights, 0.2249 against an optimum of 0.18506, and masters uncertified after 41 rounds):
-            # the smoothing over every configuration (:mod:`.slope_split`) finds 0.18523 and the masters certify
-            searched = slope_split_phase_one(inst, oracle, certify_tol=certify_tol, log=method_log, control=control)
-            phase_one_time += searched.seconds
-            control.record("slope split", "slope_split", {}, "certified" if searched.certified else "not_certified",
-                           "converged", searched.seconds, searched.newton_steps)
-            # an unconverged phase 1's bundle made calibrated audiology's masters unsolvable, and its point is worse:
-            # the loop starts from the split's alone
-            first = searched
-    if first is not None and first.certified:
-        # the smoothed dual point proves the phase-1 point optimal: no conic master at all
-        log(f"phase 1: certified, upper bound {first.upper_bound:.9f}, lower bound {first.lower_bound:.9f} after "
-            f"{first.rounds} rounds, {first.newton_steps} Newton steps, {first.oracle_calls} oracle calls, "
-            f"{first.seconds:.2f} s; no master needed")
-        return CuttingPlaneOutcome(program=None, solution=None, intercept=first.intercept, coef=first.coef,
-                                   lam=first.lam, s=first.s, lower_bound=first.lower_bound,
-                                   upper_bound=first.upper_bound, max_violation=0.0, converged=True,
-                                   working_rows=first.bundle, phase_one_time=phase_one_time, dual=first.dual,
-                                   phase_one=first)
-    if first is not None and control.should_stop():
-        return _stopped_outcome(first, None, phase_one_time, control.stop_reason)
-    restart_rows = None        # the smallest working set at an unconverged phase 1's point (_restart_rows)
-    if first is not None and not first.converged:
-        # stopped by its solve limit: its point's worst-case value evaluated here, by the oracle
-        # (lam' eps + sum_n p_n max_k ...), with lambda raised to the dual-norm floor where it sits below; the same
-        # separation gives each sample's maximizer there
-        lam = max(first.lam, lambda_floor(inst, first.coef))
-        sep = oracle.separate(first.intercept, first.coef, lam, np.zeros(inst.n_samples))
-        first = dataclasses.replace(first, lam=lam, upper_bound=float(lam * inst.radius + inst.p @ sep.violation)
-                                    + inst.penalty_value(first.coef))
-        restart_rows = _with_nominal_rows(inst, sep.rows)
-        log(f"phase 1: stopped by its solve limit after {first.rounds} rounds, {first.seconds:.2f} s; its point's "
-            f"worst-case value {first.upper_bound:.9f}")
-    # a phase 1 stopped by its solve limit on data the slope cuts take goes straight to them: the barrier master gave
-    # up on every such fit measured (sun2025 audiology, 9 settings x 2 runs: 0.1-0.25 s each, fits 0.92x without it)
-    skip_barrier = slope and first is not None and not first.converged
-    if first is not None and options.structured_master and not skip_barrier:
-        # drokit's own barrier solver on the restricted master, from phase 1's point and near-active rows
-        # certified at the user's gap (its bounds are exact: an oracle value and a Lagrangian bound).  A tenth of it,
-        # as before, cost 2-3 more centerings in which only the lower bound's repair moved (synthetic 10 + 10,
-        # N = 100,000: 7.2 / 9.1 / 6.5 / 9.3 s -> 6.1 / 7.6 / 4.6 / 7.5 s; the gaps reached are 1e-7 to 3e-7).
-        # After a phase 1 stopped by its solve limit, from its point and the smallest working set there (its bundle
-        # churned): census-like seed 20, kappa = inf, radius 0.1, phase 1 stopped 1.6 % above the optimum; the
-        # conic masters (41k rows, 70-90 IPM iterations each) took 147 s, the barrier master certifies in 4.3 s
-        rows0 = unique_rows(concat_rows([work, first.bundle])) if first.converged else restart_rows
-        structured = structured_master(inst, oracle, rows0, first, tol=options.gap_tol, log=method_log,
-                                       control=control)
-        phase_one_time += structured.seconds
-        control.record("barrier master", "barrier_master", {}, "certified" if structured.certified else "not_certified",
-                       "certified" if structured.certified else "gave up", structured.seconds, structured.newton_steps)
-        if structured.certified:
-            log(f"barrier master: certified, upper bound {structured.upper_bound:.9f}, lower bound "
-                f"{structured.lower_bound:.9f} after {structured.centerings} centerings, {structured.newton_steps} "
-                f"Newton steps, {structured.oracle_calls} oracle calls, {structured.seconds:.2f} s; no conic master")
-            return CuttingPlaneOutcome(program=None, solution=None, intercept=structured.intercept,
-                                       coef=structured.coef, lam=structured.lam, s=structured.s,
-                                       lower_bound=structured.lower_bound, upper_bound=structured.upper_bound,
-                                       max_violation=0.0, converged=True, working_rows=structured.rows,
-                                       phase_one_time=phase_one_time, dual=structured.dual, phase_one=first,
-                                       structured=structured)
-        log(f"barrier master: not certified (upper {structured.upper_bound:.9f}, lower "
-            f"{structured.lower_bound:.9f}) after {structured.seconds:.2f} s; conic masters follow")
-        if structured.upper_bound < first.upper_bound:
-            restart_rows = None          # a new point: its own maximizers
-            first = dataclasses.replace(first, intercept=structured.intercept, coef=structured.coef,
-                                        lam=structured.lam, s=structured.s, upper_bound=structured.upper_bound)
-        if structured.lower_bound > first.lower_bound:
-            first = dataclasses.replace(first, lower_bound=structured.lower_bound, dual=structured.dual)
-        if control.should_stop():
-            return _stopped_outcome(first, structured, phase_one_time, control.stop_reason)
-    slope_result = None
-    if first is not None and slope and not control.should_stop():
-        slope_result = slope_cut_search(inst, oracle, first, tol=options.gap_tol, radius=options.trust_radius or 0.01,
-                                        log=method_log, control=control)
-        phase_one_time += slope_result.seconds
-        control.record("slope cuts", "slope_cuts", {}, "certified" if slope_result.certified else "not_certified",
-                       "certified" if slope_result.certified else (slope_result.stop or "gave up"),
-                       slope_result.seconds, slope_result.lp_iterations)
-        if slope_result.certified:
-            best_point = (slope_result.intercept, slope_result.coef, slope_result.lam, slope_result.s)
-            log(f"slope cuts: certified, upper bound {slope_result.upper_bound:.9f}, lower bound "
-                f"{slope_result.lower_bound:.9f} after {slope_result.rounds} LP masters, {slope_result.cuts} cuts, "
-                f"{slope_result.lp_iterations} simplex iterations, {slope_result.seconds:.2f} s; no conic master")
-            return CuttingPlaneOutcome(program=None, solution=None, intercept=slope_result.intercept,
-                                       coef=slope_result.coef, lam=slope_result.lam, s=slope_result.s,
-                                       lower_bound=slope_result.lower_bound, upper_bound=slope_result.upper_bound,
-                                       max_violation=0.0, converged=True,
-                                       working_rows=_restart_rows(inst, oracle, best_point),
-                                       phase_one_time=phase_one_time, dual=slope_result.dual, phase_one=first,
-                                       structured=structured, slope_cuts=slope_result)
-        log(f"slope cuts: not certified ({slope_result.stop}; upper {slope_result.upper_bound:.9f}, lower "
-            f"{slope_result.lower_bound:.9f}) after {slope_result.seconds:.2f} s; conic masters follow")
-        if slope_result.upper_bound < first.upper_bound:
-            restart_rows = None
-            first = dataclasses.replace(first, intercept=slope_result.intercept, coef=slope_result.coef,
-                                        lam=slope_result.lam, s=slope_result.s, upper_bound=slope_result.upper_bound)
-        if control.should_stop():
-            return _stopped_outcome(first, structured, phase_one_time, control.stop_reason)
+    own = run_own_solvers(inst, oracle, options, work, outer, control, log, method_log)
+    if own.outcome is not None:
+        return own.outcome
+    first, restart, phase_one_time = own.first, own.restart_rows, own.seconds
     first_dual = first.dual if first is not None else None
     if first is not None and outer:
         first = None        # the tangent masters start from the nominal rows; the dual point's bound is kept
@@ -377,14 +137,14 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
         upper = first.upper_bound
         best = (first.intercept, first.coef, first.lam, first.s)
         if first.converged:
-            work = _sample_major(unique_rows(concat_rows([work, first.bundle])))
+            work = sample_major(unique_rows(concat_rows([work, first.bundle])))
         else:
             # stopped by its solve limit (wide multi-level data, calibrated weights: a new row per sample every
             # solve): its bundle seeded masters Clarabel could not solve (calibrated audiology), but its point
             # is good (sun2025 Table 1, audiology, 1 decimal, rho mean 0.6: 0.1936 against 535 for the
             # nominal start, which then failed uncertified): the loop keeps the point as its best model and
             # trust-region center, with the smallest working set there (nominal rows + maximizers)
-            work = restart_rows if restart_rows is not None else _restart_rows(inst, oracle, best)
+            work = restart if restart is not None else restart_rows(inst, oracle, best)
         seen = set(row_keys(work))
         size = max(abs(first.intercept), float(np.max(np.abs(first.coef), initial=0.0)))
         if bound is not None and size >= bound / 10:
@@ -450,7 +210,7 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
             # a failed master (Clarabel InsufficientProgress on a large, ill-conditioned working set: the
             # phase-1 bundle of calibrated audiology, kappa = m) gets the restart of an inaccurate one
             pruned = True
-            work = _restart_rows(inst, oracle, best)
+            work = restart_rows(inst, oracle, best)
             seen = set(row_keys(work))
             log(f"{r:>5} master failed with {sol.raw_status}: slack cuts deleted, {work.size} rows kept")
             continue
@@ -554,7 +314,7 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
             # nothing to add but the master is inaccurate (degenerate optima with many ties): restart
             # from the smallest working set, the nominal rows and each sample's maximizer at the best point
             pruned = True
-            work = _restart_rows(inst, oracle, best)
+            work = restart_rows(inst, oracle, best)
             seen = set(row_keys(work))
             log(f"{r:>5} master {sol.raw_status}: slack cuts deleted, {work.size} rows kept")
             continue
@@ -583,24 +343,15 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
             converged = gap_ok and sol.status == "optimal"
             break
         seen.update(row_keys(new))
-        work = _sample_major(concat_rows([work, new]))
+        work = sample_major(concat_rows([work, new]))
     intercept, coef, lam, s = (best if best is not None else _read(last_program, last_solution.x))
     return CuttingPlaneOutcome(program=last_program, solution=last_solution, intercept=intercept,
                                coef=coef, lam=lam, s=s, lower_bound=lower, upper_bound=upper,
                                max_violation=max_violation, converged=converged, history=history,
                                working_rows=work, phase_one_time=phase_one_time, dual=first_dual,
-                               structured=structured, phase_one=first if last_solution is None else None,
+                               structured=own.structured, slope_cuts=own.slope_cuts,
+                               phase_one=first if last_solution is None else None,
                                stop_reason=None if converged else control.stop_reason)
-
-
-def _stopped_outcome(first, structured, seconds: float, reason: str) -> CuttingPlaneOutcome:
-    """The outcome of a loop stopped (time limit, interrupt) before any conic master: phase 1's best point
-    (``first``, already merged with the barrier master's when it ran) and its bounds, not converged."""
-    return CuttingPlaneOutcome(program=None, solution=None, intercept=first.intercept, coef=first.coef, lam=first.lam,
-                               s=first.s, lower_bound=first.lower_bound, upper_bound=first.upper_bound,
-                               max_violation=float("nan"), converged=False, working_rows=first.bundle,
-                               phase_one_time=seconds, dual=first.dual, phase_one=first, structured=structured,
-                               stop_reason=reason)
 
 
 def _round_progress(control, history: List[RoundRecord], gap_tol: float) -> None:
@@ -613,32 +364,6 @@ def _round_progress(control, history: List[RoundRecord], gap_tol: float) -> None
                      + f", {rec.working_rows:,} rows" + (f"; {rest}" if rest else ""))
 
 
-#: ``cut_family="auto"`` with several weight classes (calibrated weights) takes budget cuts from this many
-#: mutable categorical features on.  Measured (sun2025 Table 1 data, integer and 1-decimal weights):
-#: audiology (62 features) is certified only with budget cuts (configuration rows: 100 rounds, not
-#: certified); on narrow data the class counts hardly aggregate and the masters grow (nursery, 8 features,
-#: 1 decimal: 75,000-row masters ending AlmostSolved, minutes instead of 15 s; spect, 22: 0.63 s vs 0.49 s)
-WIDE_BUDGET_FEATURES = 30
-
-
-def _use_slope_cuts(inst: DROInstance, options: CuttingPlaneOptions) -> bool:
-    """Whether the slope-cut LP master runs (``options.slope_cuts``): ``"auto"`` where it applies with at least
-    :data:`WIDE_BUDGET_FEATURES` mutable categorical features and at most :data:`SLOPE_CUTS_AUTO_SAMPLES` samples;
-    True where it applies (else :class:`ParameterError`)."""
-    if options.slope_cuts is False or not options.phase_one:
-        return False
-    ok, why = slope_cuts_apply(inst)
-    if options.slope_cuts is True:
-        if not ok:
-            raise ParameterError(f"cutting-plane option slope_cuts=True does not apply: {why}")
-        return True
-    return ok and inst.mutable_categorical().size >= WIDE_BUDGET_FEATURES and inst.n_samples <= SLOPE_CUTS_AUTO_SAMPLES
-
-
-#: ``slope_cuts="auto"`` runs them up to this many samples: every violated sample adds a cut each round, and the LPs
-#: grow with them (60 features of 2-5 levels, unit weights: 1,000 rows 11 LPs and 41 s, where the barrier master
-#: certifies in under a second; 10,000 rows 56,099 simplex iterations in the third LP).  Audiology: 226
-SLOPE_CUTS_AUTO_SAMPLES = 500
 #: a trust region that binds with no cut to add grows by this factor.  Measured: tenfold sent census-like
 #: kappa = 1 (radius 0.01) from 0.4 to 4, a master with 5,050 violated rows and a 38,000-row master that did
 #: not finish in 300 s; doubling certifies it in 41.5 s (three more masters).  sun2025 Table 1, the 7 datasets
@@ -650,17 +375,6 @@ ACTIVE_RTOL = 1e-3
 #: a trust-region master's lower bound is certified when its solution is within this fraction of the
 #: radius from the center; nearer the boundary it only triggers a verification without the region
 DEEP_INSIDE = 0.5
-
-
-def _restart_rows(inst: DROInstance, oracle, best) -> ConfigurationRows:
-    """The smallest working set to restart from: the nominal rows and each sample's maximizing row at the
-    best point found so far (``best = (intercept, coef, lambda, s)``)."""
-    return _with_nominal_rows(inst, oracle.separate(best[0], best[1], best[2], np.zeros(inst.n_samples)).rows)
-
-
-def _with_nominal_rows(inst: DROInstance, rows: ConfigurationRows) -> ConfigurationRows:
-    """The nominal rows and ``rows``, without repeats, sorted by sample."""
-    return _sample_major(unique_rows(concat_rows([enumerate_configurations(inst, nominal_only=True), rows])))
 
 
 def _adopt_successful_retry(sol, adopted: Mapping[str, Any], solver_options: Mapping[str, Any], log, r: int) -> dict:
@@ -696,11 +410,6 @@ def _box(center: Optional[np.ndarray], radius: Optional[float], bound: Optional[
     if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
         return None
     return lo, hi
-
-
-def _sample_major(rows: ConfigurationRows) -> ConfigurationRows:
-    """Rows sorted by sample (stable): deterministic masters with block structure."""
-    return take_rows(rows, np.argsort(rows.sample, kind="stable"))
 
 
 def _select(sep, options: CuttingPlaneOptions) -> ConfigurationRows:
