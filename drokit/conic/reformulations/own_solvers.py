@@ -54,6 +54,21 @@ def use_slope_cuts(inst: DROInstance, options: CuttingPlaneOptions) -> bool:
     return ok and inst.mutable_categorical().size >= WIDE_BUDGET_FEATURES and inst.n_samples <= SLOPE_CUTS_AUTO_SAMPLES
 
 
+def _certified(stage, rows: ConfigurationRows, seconds: float, first, structured, slope=None) -> CuttingPlaneOutcome:
+    """The outcome of a fit a stage certified (``stage``: the barrier master's or the slope cuts' result, with its point
+    ``intercept, coef, lam, s``, bounds and dual point): no conic master, ``rows`` its working set."""
+    return CuttingPlaneOutcome(program=None, solution=None, intercept=stage.intercept, coef=stage.coef, lam=stage.lam,
+                               s=stage.s, lower_bound=stage.lower_bound, upper_bound=stage.upper_bound, max_violation=0.0,
+                               converged=True, working_rows=rows, phase_one_time=seconds, dual=stage.dual,
+                               phase_one=first, structured=structured, slope_cuts=slope)
+
+
+def _with_point(first, stage):
+    """Phase 1's result with a later stage's better point (its model, ``lambda``, per-sample maxima and upper bound)."""
+    return dataclasses.replace(first, intercept=stage.intercept, coef=stage.coef, lam=stage.lam, s=stage.s,
+                               upper_bound=stage.upper_bound)
+
+
 def run_own_solvers(inst: DROInstance, oracle, options: CuttingPlaneOptions, work: ConfigurationRows, outer: bool,
                     control, log: Callable[[str], None], method_log: Optional[Callable[[str], None]]) -> OwnSolvers:
     """Phase 1, the slope split, the barrier master and the slope cuts, as ``options`` ask and where they apply
@@ -139,18 +154,12 @@ def run_own_solvers(inst: DROInstance, oracle, options: CuttingPlaneOptions, wor
             log(f"barrier master: certified, upper bound {structured.upper_bound:.9f}, lower bound "
                 f"{structured.lower_bound:.9f} after {structured.centerings} centerings, {structured.newton_steps} "
                 f"Newton steps, {structured.oracle_calls} oracle calls, {structured.seconds:.2f} s; no conic master")
-            return _done(CuttingPlaneOutcome(program=None, solution=None, intercept=structured.intercept,
-                                             coef=structured.coef, lam=structured.lam, s=structured.s,
-                                             lower_bound=structured.lower_bound, upper_bound=structured.upper_bound,
-                                             max_violation=0.0, converged=True, working_rows=structured.rows,
-                                             phase_one_time=phase_one_time, dual=structured.dual, phase_one=first,
-                                             structured=structured))
+            return _done(_certified(structured, structured.rows, phase_one_time, first, structured))
         log(f"barrier master: not certified (upper {structured.upper_bound:.9f}, lower "
             f"{structured.lower_bound:.9f}) after {structured.seconds:.2f} s; conic masters follow")
         if structured.upper_bound < first.upper_bound:
             restart = None          # a new point: its own maximizers
-            first = dataclasses.replace(first, intercept=structured.intercept, coef=structured.coef,
-                                        lam=structured.lam, s=structured.s, upper_bound=structured.upper_bound)
+            first = _with_point(first, structured)
         if structured.lower_bound > first.lower_bound:
             first = dataclasses.replace(first, lower_bound=structured.lower_bound, dual=structured.dual)
         if control.should_stop():
@@ -167,19 +176,13 @@ def run_own_solvers(inst: DROInstance, oracle, options: CuttingPlaneOptions, wor
             log(f"slope cuts: certified, upper bound {slope_result.upper_bound:.9f}, lower bound "
                 f"{slope_result.lower_bound:.9f} after {slope_result.rounds} LP masters, {slope_result.cuts} cuts, "
                 f"{slope_result.lp_iterations} simplex iterations, {slope_result.seconds:.2f} s; no conic master")
-            return _done(CuttingPlaneOutcome(program=None, solution=None, intercept=slope_result.intercept,
-                                             coef=slope_result.coef, lam=slope_result.lam, s=slope_result.s,
-                                             lower_bound=slope_result.lower_bound, upper_bound=slope_result.upper_bound,
-                                             max_violation=0.0, converged=True,
-                                             working_rows=restart_rows(inst, oracle, best_point),
-                                             phase_one_time=phase_one_time, dual=slope_result.dual, phase_one=first,
-                                             structured=structured, slope_cuts=slope_result))
+            return _done(_certified(slope_result, restart_rows(inst, oracle, best_point), phase_one_time, first,
+                                    structured, slope_result))
         log(f"slope cuts: not certified ({slope_result.stop}; upper {slope_result.upper_bound:.9f}, lower "
             f"{slope_result.lower_bound:.9f}) after {slope_result.seconds:.2f} s; conic masters follow")
         if slope_result.upper_bound < first.upper_bound:
             restart = None
-            first = dataclasses.replace(first, intercept=slope_result.intercept, coef=slope_result.coef,
-                                        lam=slope_result.lam, s=slope_result.s, upper_bound=slope_result.upper_bound)
+            first = _with_point(first, slope_result)
         if control.should_stop():
             return _done(stopped_outcome(first, structured, phase_one_time, control.stop_reason))
     return OwnSolvers(None, first, restart, structured, slope_result, phase_one_time)
