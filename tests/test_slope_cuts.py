@@ -213,3 +213,19 @@ def test_slope_cuts_option_is_checked():
     di2, _ = bound(dataclasses.replace(num2, norm_p=2.0))
     ok, why = sc.slope_cuts_apply(di2)
     assert not ok and "dual norm" in why
+
+
+def test_first_highs_prints_no_banner():
+    """HiGHS prints a banner on standard output at its first construction in a process, before any option can be set;
+    the slope cuts' master is built without it (a fresh interpreter: the first construction is ours)."""
+    import subprocess
+    code = ("import highspy\n"
+            "from drokit.conic.reformulations.slope_cuts import _new_highs\n"
+            "h = _new_highs(highspy)\n"
+            "print('done')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "done\n"
+    plain = subprocess.run([sys.executable, "-c", "import highspy; highspy.Highs(); print('done')"],
+                           capture_output=True, text=True, timeout=120)
+    assert "HiGHS" in plain.stdout        # what the check would catch

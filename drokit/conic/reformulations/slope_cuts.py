@@ -41,6 +41,8 @@ the master's trust region.
 from __future__ import annotations
 
 import importlib.util
+import os
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Callable, List, Optional, Tuple
@@ -89,6 +91,31 @@ def slope_cuts_apply(inst: DROInstance) -> Tuple[bool, str]:
     return True, ""
 
 
+_BANNER_SHOWN = False
+
+
+def _new_highs(highspy):
+    """A ``highspy.Highs()`` without the banner the library prints on the process's standard output at its first
+    construction, before any option can be set (``output_flag=False`` silences everything after it): the first
+    construction runs with file descriptor 1 sent to ``os.devnull``."""
+    global _BANNER_SHOWN
+    if _BANNER_SHOWN:
+        return highspy.Highs()
+    _BANNER_SHOWN = True
+    try:
+        sys.stdout.flush()
+        saved = os.dup(1)
+    except (OSError, ValueError, AttributeError):     # no real descriptor 1 (an embedding host): leave it
+        return highspy.Highs()
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 1)
+            return highspy.Highs()
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
 @dataclass
 class SlopeCutResult:
     certified: bool
@@ -117,7 +144,7 @@ class SlopeCutMaster:
         import highspy
         self.inst = inst
         self.highspy = highspy
-        h = self.h = highspy.Highs()
+        h = self.h = _new_highs(highspy)
         h.setOptionValue("output_flag", False)
         h.setOptionValue("dual_feasibility_tolerance", 1e-10)
         h.setOptionValue("primal_feasibility_tolerance", 1e-10)
