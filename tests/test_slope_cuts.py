@@ -220,7 +220,7 @@ def test_first_highs_prints_no_banner():
     the slope cuts' master is built without it (a fresh interpreter: the first construction is ours)."""
     import subprocess
     code = ("import highspy\n"
-            "from drokit.conic.reformulations.slope_cuts import _new_highs\n"
+            "from drokit.conic.reformulations.slope_cut_master import _new_highs\n"
             "h = _new_highs(highspy)\n"
             "print('done')\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
