@@ -229,3 +229,32 @@ def test_first_highs_prints_no_banner():
     plain = subprocess.run([sys.executable, "-c", "import highspy; highspy.Highs(); print('done')"],
                            capture_output=True, text=True, timeout=120)
     assert "HiGHS" in plain.stdout        # what the check would catch
+
+
+def test_slope_cuts_that_do_not_certify_hand_over_to_the_conic_masters(monkeypatch):
+    """The fallback path: phase 1 and the barrier master made not to certify, the slope cuts stopped after one LP;
+    the conic masters then certify from the slope cuts' point, and the fit equals the reference optimum."""
+    import drokit.conic.reformulations.own_solvers as own
+    inst = make(CASES[1])                       # logistic, one numerical feature, sample weights
+    opt = inst.reference
+    real_p1, real_bm, real_sc = own.warm_phase_one, own.structured_master, own.slope_cut_search
+    seen = []
+    monkeypatch.setattr(own, "warm_phase_one",
+                        lambda *a, **k: dataclasses.replace(real_p1(*a, **k), certified=False))
+    monkeypatch.setattr(own, "structured_master",
+                        lambda *a, **k: dataclasses.replace(real_bm(*a, **k), certified=False))
+
+    def one_round(*args, **kwargs):
+        out = real_sc(*args, **{**kwargs, "max_rounds": 1})
+        seen.append(out)
+        return out
+    monkeypatch.setattr(own, "slope_cut_search", one_round)
+    problem = dk.Problem(loss=inst.loss_object(), ambiguity=dk.Wasserstein(inst.metric(), radius=inst.radius))
+    res = problem.compile(inst.frame(), inst.y.copy(), "cutting_plane", sample_weight=inst.sample_weight).solve(
+        method_options={"slope_cuts": True})
+    assert len(seen) == 1 and not seen[0].certified and seen[0].stop == "round limit"
+    assert res.status == "optimal" and res.solver not in ("slope_cuts", "barrier_master", "phase_one")
+    assert res.auxiliary["slope_cuts"]["certified"] is False
+    scale = max(1.0, abs(opt))
+    assert res.objective == pytest.approx(opt, abs=1e-6 * scale)
+    assert res.lower_bound <= opt + 1e-9 * scale
