@@ -122,7 +122,8 @@ class CuttingPlaneFit:
         smoothed Newton search and its dual point (:mod:`drokit.conic.reformulations.phase_one`), then the
         structured barrier master (:mod:`drokit.conic.reformulations.barrier_master`): no conic program was
         solved.  ``n_variables`` / ``n_constraints`` are those of the last of them (``theta`` and one epigraph per
-        sample; one barrier or softmax term per working row).  Its program (:meth:`FitResult.conic_program`) is
+        sample; one barrier or softmax term per working row; the slope cuts' last LP master), ``iterations`` their
+        Newton steps (and the LP masters' simplex iterations).  Its program (:meth:`FitResult.conic_program`) is
         the conic master over the final working set, built only when asked for."""
         from ..conic.reformulations.dual import build_dual_program
         first, structured, inst = out.phase_one, out.structured, self.instance
@@ -132,14 +133,17 @@ class CuttingPlaneFit:
         primal = {"coef": coef.copy(), "lambda": np.array([out.lam]), "s": np.asarray(out.s, dtype=float).copy()}
         if inst.fit_intercept:
             primal["intercept"] = np.array([out.intercept])
+        slope = getattr(out, "slope_cuts", None)
         steps = int(first.newton_steps) + (structured.newton_steps if structured is not None else 0)
         terms = structured.rows.size if structured is not None else first.working_rows
+        n_variables = int(coef.size + 1 + int(inst.fit_intercept) + inst.n_samples)
+        if slope is not None:           # the last of them was the LP master: its size, and its simplex iterations too
+            steps, terms, n_variables = steps + slope.lp_iterations, slope.lp_rows, slope.lp_columns
         auxiliary = {"phase_one": {"rounds": first.rounds, "newton_steps": first.newton_steps,
                                    "oracle_calls": first.oracle_calls, "working_rows": first.working_rows,
                                    "bound_seconds": first.bound_seconds, "seconds": first.seconds}}
         if structured is not None:
             auxiliary["barrier_master"] = _barrier_record(structured)
-        slope = getattr(out, "slope_cuts", None)
         if slope is not None:
             auxiliary["slope_cuts"] = _slope_cut_record(slope)
         solver = "slope_cuts" if slope is not None else "phase_one" if structured is None else "barrier_master"
@@ -148,6 +152,6 @@ class CuttingPlaneFit:
             raw_status="certified" if out.converged else (out.stop_reason or "stopped"), lower_bound=lower,
             upper_bound=upper, intercept=out.intercept, coef=coef, lambda_=out.lam, s=np.asarray(out.s, dtype=float),
             solve_time=out.phase_one_time, evaluation_time=eval_time, iterations=steps,
-            n_variables=int(coef.size + 1 + int(inst.fit_intercept) + inst.n_samples), n_constraints=int(terms),
+            n_variables=n_variables, n_constraints=int(terms),
             cones={}, primal=primal, max_violation=0.0 if out.converged else float(out.max_violation), history=[], **self._problem_fields(), auxiliary=auxiliary)
 

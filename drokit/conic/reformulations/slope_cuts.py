@@ -103,6 +103,8 @@ class SlopeCutResult:
     bound_seconds: float
     stop: str = ""
     history: List[dict] = field(default_factory=list)
+    lp_rows: int = 0          # the last LP master's rows and columns
+    lp_columns: int = 0
 
 
 def slope_cut_search(inst: DROInstance, oracle, start, *, tol: float, radius: float = 0.01,
@@ -200,4 +202,5 @@ def slope_cut_search(inst: DROInstance, oracle, start, *, tol: float, radius: fl
                           coef=theta[offset:].copy(), lam=lam, s=phi, upper_bound=upper, lower_bound=lower, dual=dual,
                           rounds=r + 1, cuts=master.n_cuts, lp_iterations=iterations,
                           seconds=time.perf_counter() - t_start, lp_seconds=lp_seconds, bound_seconds=bound_seconds,
-                          stop=stop, history=history)
+                          stop=stop, history=history, lp_rows=int(master.h.getNumRow()),
+                          lp_columns=int(master.h.getNumCol()))
