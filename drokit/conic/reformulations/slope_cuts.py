@@ -196,6 +196,10 @@ def slope_cut_search(inst: DROInstance, oracle, start, *, tol: float, radius: fl
         if log is not None:
             log(f"slope cuts {r:>3}: master {value:.9f} lower {lower:.9f} upper {best[3]:.9f} cuts {master.n_cuts} "
                 f"(+{violated.size}) LP rows {master.n_rows} simplex iterations {its} radius {radius:.3g}")
+        if control is not None:          # verbose=1: one progress line per LP master
+            control.progress(f"slope cuts, LP master {r}", f"best value {best[3]:.9g}, "
+                             + (f"lower bound {lower:.9g}, " if np.isfinite(lower) else "")
+                             + f"{master.n_cuts:,} cuts, {master.n_rows:,} LP rows")
     theta, lam, phi, upper = best
     certified = stop == "" and upper - lower <= tol * gap_scale(upper)
     return SlopeCutResult(certified=certified, intercept=float(theta[0]) if offset else 0.0,
