@@ -316,6 +316,28 @@ def unpenalized_columns(X_num, Z, levels, *, radius, kappa, gamma, delta) -> np.
     return design[:, keep]
 
 
+def three_feature_instance(rng, loss: str, kappa: float, numerical: int, norm_p: float = 1.0,
+                           weighted: bool = False) -> Instance:
+    """12 classification samples, categorical features with 2, 3 and 2 levels (p = 1, weights 0.6 / 0.9 / 1.4),
+    optionally one numerical feature (weight 1.3, ground norm ``norm_p``) and integer sample weights 1-3; labels
+    redrawn (from ``rng``) until the optimum is attained (no separating direction on the unpriced columns).  The
+    small instances of the slope split's and the slope cuts' tests."""
+    levels = (2, 3, 2)
+    X, Z, y = bf.random_instance(int(rng.integers(2 ** 31)), 12, max(numerical, 1), list(levels), "classification")
+    X = X[:, :numerical]
+    gamma = np.full(numerical, 1.3)
+    delta = np.array([0.6, 0.9, 1.4])
+    for _ in range(200):
+        free = unpenalized_columns(X, Z, levels, radius=0.25, kappa=kappa, gamma=gamma, delta=delta)
+        if free.shape[1] == 0 or not bf.separable_direction_exists(free, y):
+            break
+        y = rng.choice([-1.0, 1.0], size=y.size)
+    weights = rng.integers(1, 4, size=y.size) if weighted else None
+    return Instance(seed=0, task="classification", loss=loss, loss_param=None, X_num=np.round(X, 6), Z=Z,
+                    levels=levels, y=y, radius=0.25, norm_p=norm_p, cat_p=1.0, gamma=gamma, delta=delta,
+                    kappa=kappa, sample_weight=weights, api="problem")
+
+
 def draw_instance(seed: int) -> Instance:
     """A tiny random instance, a deterministic function of ``seed``.
 

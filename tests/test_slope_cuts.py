@@ -43,21 +43,8 @@ def make(case) -> fz.Instance:
     """12 samples, categorical levels (2, 3, 2), weights (0.6, 0.9, 1.4), optionally one numerical feature and
     integer sample weights; labels redrawn until the optimum is attained."""
     loss, kappa, numerical, norm_p, weighted = case
-    rng = np.random.default_rng([78, CASES.index(case)])
-    levels = (2, 3, 2)
-    X, Z, y = bf.random_instance(int(rng.integers(2 ** 31)), 12, max(numerical, 1), list(levels), "classification")
-    X = X[:, :numerical]
-    gamma = np.full(numerical, 1.3)
-    delta = np.array([0.6, 0.9, 1.4])
-    for _ in range(200):
-        free = fz.unpenalized_columns(X, Z, levels, radius=0.25, kappa=kappa, gamma=gamma, delta=delta)
-        if free.shape[1] == 0 or not bf.separable_direction_exists(free, y):
-            break
-        y = rng.choice([-1.0, 1.0], size=y.size)
-    weights = rng.integers(1, 4, size=y.size) if weighted else None
-    return fz.Instance(seed=0, task="classification", loss=loss, loss_param=None, X_num=np.round(X, 6), Z=Z,
-                       levels=levels, y=y, radius=0.25, norm_p=norm_p, cat_p=1.0, gamma=gamma, delta=delta,
-                       kappa=kappa, sample_weight=weights, api="problem")
+    return fz.three_feature_instance(np.random.default_rng([78, CASES.index(case)]), loss, kappa, numerical, norm_p,
+                                     weighted)
 
 
 def bound(inst: fz.Instance):

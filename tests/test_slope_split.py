@@ -50,20 +50,8 @@ def make(case, seed: int = 0) -> fz.Instance:
     """12 samples, categorical features with 2, 3 and 2 levels (p = 1, unequal weights), optionally one numerical
     feature; logistic labels redrawn until the optimum is attained."""
     loss, kappa, numerical = case
-    rng = np.random.default_rng([77, seed, CASES.index(case)])
-    levels = (2, 3, 2)
-    X, Z, y = bf.random_instance(int(rng.integers(2 ** 31)), 12, max(numerical, 1), list(levels), "classification")
-    X = X[:, :numerical]
-    gamma = np.full(numerical, 1.3)
-    delta = np.array([0.6, 0.9, 1.4])
-    for _ in range(200):
-        free = fz.unpenalized_columns(X, Z, levels, radius=0.25, kappa=kappa, gamma=gamma, delta=delta)
-        if free.shape[1] == 0 or not bf.separable_direction_exists(free, y):
-            break
-        y = rng.choice([-1.0, 1.0], size=y.size)
-    return fz.Instance(seed=seed, task="classification", loss=loss, loss_param=None, X_num=np.round(X, 6), Z=Z,
-                       levels=levels, y=y, radius=0.25, norm_p=1.0, cat_p=1.0, gamma=gamma, delta=delta,
-                       kappa=kappa, api="problem")
+    inst = fz.three_feature_instance(np.random.default_rng([77, seed, CASES.index(case)]), loss, kappa, numerical)
+    return dataclasses.replace(inst, seed=seed)
 
 
 def bound(inst: fz.Instance):
