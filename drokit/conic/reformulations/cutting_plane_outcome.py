@@ -65,7 +65,7 @@ class CuttingPlaneOptions:
     #: the LP master over slope cuts (:mod:`.slope_cuts`, HiGHS dual simplex warm-started round to round) after a
     #: barrier master that did not certify (in its place after a phase 1 stopped by its solve limit), before any
     #: conic master: ``"auto"`` (where it applies, on data with at least ``WIDE_BUDGET_FEATURES`` mutable
-    #: categorical features and at most ``SLOPE_CUTS_AUTO_SAMPLES`` samples: sun2025 audiology 3.4-43 s -> about
+    #: categorical features and at most ``SLOPE_CUTS_AUTO_SAMPLES`` samples: sun2025 audiology 3.4-43 s -> 0.9-
     #: 1.2 s; on narrower mixed data, cylinder-bands and credit-approval, its LPs took 1-6 s against 0.3-1.5 s for the
     #: conic masters), True (wherever it applies, else :class:`ParameterError`) or False
     slope_cuts: Union[bool, str] = "auto"
