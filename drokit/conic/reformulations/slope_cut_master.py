@@ -11,6 +11,7 @@ from typing import List, Tuple
 import numpy as np
 import scipy.sparse as sp
 
+from ...certificates.lagrangian import column_roles
 from ...instance import DROInstance
 from ...losses.conjugate import conjugate
 from ...oracles.rows import FractionalRows
@@ -75,7 +76,9 @@ class SlopeCutMaster:
         self.col_min = self.col_max + m
         n = inst.n_numerical
         gamma = np.asarray(inst.metric.gamma, dtype=float)
-        self.priced = np.flatnonzero(np.isfinite(gamma) & (gamma > 0)) if inst.radius > 0 else np.zeros(0, int)
+        # the certificate's column roles: free, norm-priced (numerical, 0 < gamma < inf) and fixed at 0 (the rest)
+        free, limited = column_roles(inst)
+        self.priced = limited - self.offset
         dual_inf = float(inst.metric.dual_p) == np.inf if self.priced.size else True
         n_aux = 0 if dual_inf else self.priced.size
         ncol = self.n_theta + 1 + N + 2 * m + n_aux
@@ -86,9 +89,7 @@ class SlopeCutMaster:
         lo[self.col_lam] = 0.0
         lo[self.col_max] = 0.0          # the reference level's coefficient is 0
         hi[self.col_min] = 0.0
-        fixed = self.offset + np.asarray(inst.fixed_zero, dtype=int)
-        numerical = self.offset + np.arange(n)
-        fixed = np.union1d(fixed, numerical[gamma == 0] if inst.radius > 0 else np.zeros(0, int)).astype(int)
+        fixed = np.setdiff1d(np.arange(self.n_theta), np.union1d(free, limited)).astype(int)
         lo[fixed], hi[fixed] = 0.0, 0.0
         self.fixed = fixed
         self.theta_lo, self.theta_hi = lo[: self.n_theta].copy(), hi[: self.n_theta].copy()

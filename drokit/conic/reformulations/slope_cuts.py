@@ -49,7 +49,7 @@ import numpy as np
 
 from ...gaps import gap_scale
 from ...instance import DROInstance
-from ...oracles.rows import lambda_floor
+from ...oracles.rows import lambda_floor, row_margins
 from ...certificates.lagrangian import LowerBound, lagrangian_bound
 from .slope_cut_master import KEEP_MARGIN, SlopeCutMaster
 from .slope_split import slope_split_applies
@@ -126,10 +126,7 @@ def slope_cut_search(inst: DROInstance, oracle, start, *, tol: float, radius: fl
         lam = max(lam, lambda_floor(inst, theta[offset:]))
         intercept = float(theta[0]) if offset else 0.0
         sep = oracle.separate(intercept, theta[offset:], lam, np.zeros(N))
-        sigma, shift = inst.row_signs(sep.rows.sample, sep.rows.flip)
-        f = np.asarray(inst.data.X, dtype=float)[sep.rows.sample] @ theta[offset: offset + inst.n_numerical] + intercept
-        f = f + inst.schema.level_scores(sep.rows.Z, theta[offset:])
-        slopes = inst.loss.derivative(sigma * f - shift)
+        slopes = inst.loss.derivative(row_margins(inst, sep.rows, intercept, theta[offset:]))
         order = np.argsort(sep.rows.sample)
         return (lam * eps + float(p @ sep.violation[order]), lam, sep.violation[order],
                 sep.rows.flip[order], np.asarray(slopes, dtype=float)[order])
