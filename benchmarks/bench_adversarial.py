@@ -16,8 +16,8 @@ import time
 import numpy as np
 
 import drokit as dk
-from drokit.conic.reformulations.intersection import MAX_Z_ENTRIES, solve_intersection
-from drokit.conic.reformulations.intersection_cuts import solve_intersection_cuts
+from drokit.reformulations.intersection import MAX_Z_ENTRIES, solve_intersection
+from drokit.reformulations.intersection_cuts import solve_intersection_cuts
 
 
 def data(N, n, seed=0, noise=0.8):

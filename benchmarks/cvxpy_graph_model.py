@@ -132,7 +132,7 @@ def car_like(n_samples: int, seed: int = 0):
 
 def main() -> None:
     import drokit as dk
-    from drokit.conic.reformulations.graph import compile_graph
+    from drokit.reformulations.graph import compile_graph
     from drokit.models.problem import CompiledProblem
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

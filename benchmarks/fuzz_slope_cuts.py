@@ -1,4 +1,4 @@
-"""Fuzz the slope-cut LP master (``drokit/conic/reformulations/slope_cuts.py``) against the brute-force reference.
+"""Fuzz the slope-cut LP master (``drokit/reformulations/slope_cuts.py``) against the brute-force reference.
 
 For each seed in ``[start, start + n)`` an instance is drawn by ``tests/fuzz_instances.draw_instance`` (the fuzz of
 ``fuzz_reference.py``); where the slope cuts apply (``slope_cuts_apply``: at least two mutable categorical features,
@@ -34,7 +34,7 @@ import fuzz_instances as fz  # noqa: E402
 def check(seed: int):
     """``(seed, verdict, detail)``; verdicts ``pass``, ``skip`` (not applicable / no reference) or a failure."""
     import drokit as dk
-    from drokit.conic.reformulations.slope_cuts import slope_cut_search, slope_cuts_apply
+    from drokit.reformulations.slope_cuts import slope_cut_search, slope_cuts_apply
     from drokit.oracles import make_oracle
     inst = fz.draw_instance(seed)
     if inst.task != "classification" and np.isfinite(inst.kappa):

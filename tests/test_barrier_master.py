@@ -1,5 +1,5 @@
 """The cutting plane's certification without a conic master (phase 1's smoothed dual point, then the
-structured barrier solver of the restricted master, :mod:`drokit.conic.reformulations.barrier_master`),
+structured barrier solver of the restricted master, :mod:`drokit.reformulations.barrier_master`),
 checked independently of drokit's own bookkeeping:
 
 * default cutting-plane fits of small random instances (every phase-1 loss, ground norms 1 / 2 / inf,
@@ -37,14 +37,14 @@ import numpy as np
 import pytest
 
 import drokit as dk
-import drokit.conic.reformulations.barrier_master as bmm
-import drokit.conic.reformulations.epigraph as epi
-import drokit.conic.reformulations.own_solvers as cp_module   # the stages before the conic masters
+import drokit.reformulations.barrier_master as bmm
+import drokit.reformulations.epigraph as epi
+import drokit.reformulations.own_solvers as cp_module   # the stages before the conic masters
 import drokit.certificates.lower_bound as lb
 from drokit.conic.program import ConicProgram
-from drokit.conic.reformulations.level_max import LevelMaxColumns
-from drokit.conic.reformulations.phase_one import phase_one
-from drokit.conic.reformulations.row_terms import RowTerms, parameter_layout
+from drokit.reformulations.level_max import LevelMaxColumns
+from drokit.reformulations.phase_one import phase_one
+from drokit.reformulations.row_terms import RowTerms, parameter_layout
 from drokit.evaluation.worst_case import lambda_floor
 from drokit.oracles import make_oracle
 from drokit.oracles.enumeration import concat_rows, enumerate_configurations, take_rows, unique_rows
@@ -178,7 +178,7 @@ SOLVERS_WITHOUT_MASTER = ("phase_one", "barrier_master")
 class Recorder:
     """Wraps ``structured_master`` (the barrier master, and again with level-max columns where it gave up) and
     ``warm_phase_one`` (phase 1, from a subsample's point on large data) where the stages before the conic masters
-    call them (:mod:`drokit.conic.reformulations.own_solvers`) and keeps their results."""
+    call them (:mod:`drokit.reformulations.own_solvers`) and keeps their results."""
 
     def __init__(self, mp: pytest.MonkeyPatch):
         self.barrier, self.phase_one = [], []
@@ -686,7 +686,7 @@ def test_fit_result_of_a_fit_certified_without_a_master():
     program = res.conic_program()
     assert isinstance(program, ConicProgram)
     # the restricted master over the barrier master's working rows
-    from drokit.conic.reformulations.dual import build_dual_program
+    from drokit.reformulations.dual import build_dual_program
     di, _ = bound_instance(inst)
     assert program.n_constraints == build_dual_program(di, out.rows).n_constraints
     assert program.n_constraints > 0 and program.n_variables > 0

@@ -11,9 +11,8 @@ import numpy as np
 import pytest
 
 import drokit as dk
-from drokit.conic.reformulations import paths
-from drokit.conic.reformulations.box import compile_box
-from drokit.models.problem import CompiledProblem
+from drokit.methods import method_names
+from drokit.reformulations.box import compile_box
 from tests.reference.brute_force import random_instance
 
 PIECEWISE = {"hinge": (dk.losses.Hinge, "classification"),
@@ -67,11 +66,9 @@ def _setup(loss, norm_p, weights, kappa, levels, n_num, radius, seed, cat_p=1, N
 
 
 def _solve_box(prob, X, y, kw):
-    """Through ``Problem.compile(method="box")`` once the lead wires it, else the same object by hand."""
-    if "box" in paths.METHODS:
-        return prob.compile(X, y, method="box", **kw).solve()
-    inst = prob.bind(X, y, **kw)
-    return CompiledProblem(inst, compile_box(inst), 0.0).solve()
+    """Through ``Problem.compile(method="box")``."""
+    assert "box" in method_names()
+    return prob.compile(X, y, method="box", **kw).solve()
 
 
 @pytest.mark.parametrize("loss,norm_p,weights,kappa,levels,n_num,radius,seed", _cases(),

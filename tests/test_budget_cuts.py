@@ -1,4 +1,4 @@
-"""Budget cuts (conic/reformulations/budget_cuts.py): one master constraint per (sample, number of
+"""Budget cuts (reformulations/budget_cuts.py): one master constraint per (sample, number of
 changes, direction, label) covering every configuration with that many changes.
 
 Independent checks: a program made of *every* budget cut equals the monolithic enumeration for losses
@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import drokit as dk
-from drokit.conic.reformulations.budget_cuts import BudgetCuts, budget_cuts_apply, weight_classes
-from drokit.conic.reformulations.dual import build_dual_program
+from drokit.reformulations.budget_cuts import BudgetCuts, budget_cuts_apply, weight_classes
+from drokit.reformulations.dual import build_dual_program
 from drokit.oracles.enumeration import enumerate_configurations
 from drokit.solvers import get_backend
 from drokit.solvers.base import solve_with_retries

@@ -4,9 +4,9 @@ On data with a many-level categorical feature the optimum has *tied levels*: rar
 the feature's maximum or minimum.  Its KKT multipliers spread each sample's change over the tied levels, while the
 oracle's maximizer names one level per sample, so the Lagrangian bound at the worst-case distribution stalls far
 below the optimum and the fit used to report Clarabel's dual objective (``source "method"``, a bound only up to the
-solver's residuals).  :func:`drokit.conic.reformulations.structured_master.certificate_polish` runs the barrier
+solver's residuals).  :func:`drokit.reformulations.structured_master.certificate_polish` runs the barrier
 master with level-max columns from the model; its level distributions, balanced on the dummy columns
-(:meth:`drokit.conic.reformulations.level_max.LevelMaxColumns.balanced`), give an explicit dual point evaluated
+(:meth:`drokit.reformulations.level_max.LevelMaxColumns.balanced`), give an explicit dual point evaluated
 exactly.
 """
 
@@ -15,9 +15,9 @@ import pandas as pd
 import pytest
 
 import drokit as dk
-import drokit.conic.reformulations.level_max as lm
+import drokit.reformulations.level_max as lm
 import drokit.models.problem as pm
-from drokit.conic.reformulations.level_max import _capped_simplex
+from drokit.reformulations.level_max import _capped_simplex
 
 
 def many_levels(n=400, levels=200, seed=1):

@@ -216,7 +216,7 @@ def test_inaccurate_master_with_nothing_to_add_is_pruned_and_the_loop_certifies(
 def test_auto_cut_family_with_several_weight_classes_takes_budget_cuts_only_on_wide_data(m, expect_budget):
     """Two weight classes: configuration rows on narrow data, budget cuts from WIDE_BUDGET_FEATURES
     (= 30) mutable features on; both certify."""
-    from drokit.conic.reformulations.cutting_plane import WIDE_BUDGET_FEATURES
+    from drokit.reformulations.cutting_plane import WIDE_BUDGET_FEATURES
     assert (m >= WIDE_BUDGET_FEATURES) == expect_budget
     rng = np.random.default_rng(m)
     N = 40
@@ -233,7 +233,7 @@ def test_auto_cut_family_with_several_weight_classes_takes_budget_cuts_only_on_w
 
 
 def test_a_retry_setting_that_solved_a_master_is_kept_for_the_next_ones():
-    from drokit.conic.reformulations.cutting_plane import _adopt_successful_retry
+    from drokit.reformulations.cutting_plane import _adopt_successful_retry
     from drokit.solvers.base import SolverSolution
 
     def sol(status, attempts):
@@ -289,7 +289,7 @@ def test_solve_runs_dense_linear_algebra_on_one_blas_thread(monkeypatch):
     """Phase 1's small dense products run with one BLAS thread (multi-threaded OpenBLAS spinning on a busy
     machine slowed phase 1 22-fold); the limit is lifted after the solve."""
     from threadpoolctl import threadpool_info
-    import drokit.conic.reformulations.own_solvers as cp_module   # phase 1 and the barrier master run there
+    import drokit.reformulations.own_solvers as cp_module   # phase 1 and the barrier master run there
     seen = []
     original = cp_module.warm_phase_one
 
@@ -346,7 +346,7 @@ def test_phase_one_that_did_not_converge_gives_its_point_not_its_bundle(monkeypa
     bundle (which made calibrated audiology's masters unsolvable); discarding the point left sun2025
     Table 1's audiology (1 decimal, rho mean 0.6) uncertified.  The loop certifies the monolithic optimum."""
     import dataclasses
-    import drokit.conic.reformulations.own_solvers as cp_module   # phase 1 and the barrier master run there
+    import drokit.reformulations.own_solvers as cp_module   # phase 1 and the barrier master run there
     original = cp_module.warm_phase_one
     seen = []
 

@@ -1,4 +1,4 @@
-"""The factored term design of wide one-hot data (:mod:`drokit.conic.reformulations.factored_design`) against
+"""The factored term design of wide one-hot data (:mod:`drokit.reformulations.factored_design`) against
 the dense design, built independently (:func:`.row_terms.dense_row_design`, checked against the conic masters'
 design in tests/test_row_terms.py): every product the Newton masters take (``A x``, ``A' w``, dense rows, the
 weighted Gram, the centered Gram with its projection, the terms a set of columns touches) on the fuzz instances,
@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 import drokit as dk
-import drokit.conic.reformulations.factored_design as fd
-from drokit.conic.reformulations.epigraph import EpigraphBarrier
-from drokit.conic.reformulations.row_terms import RowTerms, dense_row_design
+import drokit.reformulations.factored_design as fd
+from drokit.reformulations.epigraph import EpigraphBarrier
+from drokit.reformulations.row_terms import RowTerms, dense_row_design
 from drokit.oracles.enumeration import count_configuration_rows, enumerate_configurations
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -169,8 +169,8 @@ def test_nominal_changes_products_equal_the_dense_design(seed, monkeypatch):
     """``A x`` and ``A' w`` as nominal rows plus sparse changes (:class:`.factored_design.NominalChanges`) equal the
     dense design's, with the schema's columns and with the level-max columns of the barrier master (extended codes
     ``a_l`` and ``a_l + 1`` in some rows), dense and sparse nominal rows."""
-    import drokit.conic.reformulations.row_terms as rt
-    from drokit.conic.reformulations.level_max import LevelMaxColumns
+    import drokit.reformulations.row_terms as rt
+    from drokit.reformulations.level_max import LevelMaxColumns
     di = _bound(seed)
     rows = enumerate_configurations(di) if count_configuration_rows(di) <= 5_000 else \
         enumerate_configurations(di, nominal_only=True)

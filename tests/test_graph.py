@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import drokit as dk
-from drokit.conic.reformulations.graph import compile_graph
-from drokit.conic.reformulations.paths import compile_monolithic
+from drokit.reformulations.graph import compile_graph
+from drokit.methods import compile_monolithic
 from drokit.exceptions import ParameterError
 from drokit.models.problem import CompiledProblem
 from drokit.oracles.graph import (build_template, choose_layer_order, graph_size, order_cost,

@@ -14,8 +14,8 @@ import pytest
 from scipy.optimize import linprog
 
 from drokit.conic.builder import ProgramBuilder
-from drokit.conic.reformulations import intersection as inter
-from drokit.conic.reformulations.intersection import (MAX_Z_ENTRIES, build_intersection_program,
+from drokit.reformulations import intersection as inter
+from drokit.reformulations.intersection import (MAX_Z_ENTRIES, build_intersection_program,
                                                       candidate_support, finite_support_lower_bound,
                                                       intersection_rows, solve_intersection,
                                                       static_value_at)

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 import drokit as dk
-from drokit.conic.reformulations.intersection import solve_intersection
+from drokit.reformulations.intersection import solve_intersection
 from drokit.losses import Adversarial
 
 
@@ -105,7 +105,7 @@ def test_auxiliary_mixture_is_problem_67():
 def test_cutting_plane_equals_the_full_static_program(kappa):
     """l1 transport: row generation with the exact box separation reaches the value of the program with all
     (i, j, l) rows, on instances with a non-trivial model (small radius around the training data)."""
-    from drokit.conic.reformulations.intersection_cuts import solve_intersection_cuts
+    from drokit.reformulations.intersection_cuts import solve_intersection_cuts
     rng = np.random.default_rng(1)
     N, Na, n = 30, 40, 5
     X = rng.normal(size=(N, n))

@@ -1,5 +1,5 @@
 """The intersection's lower bound is a distribution exactly in both balls (issue 21): HiGHS's plans, feasible only to
-its 1e-7 tolerances, are repaired (drokit.conic.reformulations.intersection_plans) before the value is taken."""
+its 1e-7 tolerances, are repaired (drokit.reformulations.intersection_plans) before the value is taken."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from scipy.optimize import linprog
 
-from drokit.conic.reformulations.intersection import candidate_support, finite_support_lower_bound
-from drokit.conic.reformulations.intersection_plans import ROW_RTOL, repaired_plans
+from drokit.reformulations.intersection import candidate_support, finite_support_lower_bound
+from drokit.reformulations.intersection_plans import ROW_RTOL, repaired_plans
 
 
 def _plans(seed, n=5, n_aux=4, m=7, noise=1e-7):

@@ -1,4 +1,4 @@
-"""Level-max columns of the barrier master (:mod:`drokit.conic.reformulations.level_max`), checked against the
+"""Level-max columns of the barrier master (:mod:`drokit.reformulations.level_max`), checked against the
 brute-force reference on small instances with features of three to five levels:
 
 * the maps: the extended layout puts every real coefficient back, and a level-max row at the exact maxima
@@ -29,12 +29,12 @@ import pytest
 import scipy.sparse as sp
 
 import drokit as dk
-import drokit.conic.reformulations.barrier_master as bmm
-import drokit.conic.reformulations.epigraph as epi
-import drokit.conic.reformulations.level_max as lm
+import drokit.reformulations.barrier_master as bmm
+import drokit.reformulations.epigraph as epi
+import drokit.reformulations.level_max as lm
 import drokit.certificates.lower_bound as lb
-from drokit.conic.reformulations.phase_one import phase_one
-from drokit.conic.reformulations.row_terms import dense_row_design, parameter_layout
+from drokit.reformulations.phase_one import phase_one
+from drokit.reformulations.row_terms import dense_row_design, parameter_layout
 from drokit.evaluation.worst_case import lambda_floor
 from drokit.oracles import make_oracle
 from drokit.oracles.enumeration import concat_rows, enumerate_configurations, take_rows, unique_rows
@@ -371,7 +371,7 @@ def test_structured_master_retries_with_level_max_columns_where_plain_rows_give_
     """``structured_master``: plain rows first; when they give up (forced here by a one-step budget), the retry with
     level-max columns starts again from phase 1's point and rows, and the merged result keeps the better point, the
     better bound with its own dual point, and the work of both."""
-    import drokit.conic.reformulations.structured_master as sm
+    import drokit.reformulations.structured_master as sm
     calls = []
     real = sm.barrier_master
 
@@ -404,7 +404,7 @@ def test_structured_master_retries_with_level_max_columns_where_plain_rows_give_
 
 def test_structured_master_without_multi_level_features_runs_once(monkeypatch):
     """Binary categorical features only: no level-max retry, whatever the plain master does."""
-    import drokit.conic.reformulations.structured_master as sm
+    import drokit.reformulations.structured_master as sm
     inst = draw(0)
     Z = (inst.Z > 0).astype(int)
     inst = fz.Instance(**{**inst.__dict__, "Z": Z, "levels": tuple(2 for _ in inst.levels)})
@@ -423,7 +423,7 @@ def test_structured_master_certifies_by_the_two_attempts_together(monkeypatch):
     """Neither attempt closes its gap alone, but the plain attempt's lower bound and the retry's point do: the merged
     result is certified (both bounds are exact), with the plain attempt's dual point; a gap they do not close stays
     uncertified."""
-    import drokit.conic.reformulations.structured_master as sm
+    import drokit.reformulations.structured_master as sm
     _, di, oracle, _, _ = case(0)
     first, rows0 = phase_one_start(di, oracle)
     real = bmm.barrier_master(di, oracle, rows0, first.intercept, first.coef, first.lam, upper=first.upper_bound,
@@ -446,8 +446,8 @@ def test_default_fits_through_the_level_max_retry_equal_the_reference(seed, monk
     """End to end: with the plain attempt cut to one Newton step per centering, the cutting plane's fits go through
     the level-max retry (or the conic masters after it) and still equal the reference optimum; a fit the retry
     certifies reports the merged work and real configuration rows."""
-    import drokit.conic.reformulations.own_solvers as cp   # the stages before the conic masters
-    import drokit.conic.reformulations.structured_master as sm
+    import drokit.reformulations.own_solvers as cp   # the stages before the conic masters
+    import drokit.reformulations.structured_master as sm
     monkeypatch.setattr(sm, "PLAIN_CENTERING_STEPS", 1)
     seen = []
     real = cp.structured_master
@@ -477,7 +477,7 @@ def test_default_fits_through_the_level_max_retry_equal_the_reference(seed, monk
 def test_the_level_max_retry_certifies_default_fits():
     """The end-to-end test above is not about the conic masters only: with the plain attempt cut short, the retry
     certifies most of those fits itself."""
-    import drokit.conic.reformulations.structured_master as sm
+    import drokit.reformulations.structured_master as sm
     certified = 0
     real = sm.barrier_master
     with pytest.MonkeyPatch.context() as mp:

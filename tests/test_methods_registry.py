@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 import drokit as dk
-from drokit.conic.reformulations.dual import CompiledProgram, build_dual_program
+from drokit.reformulations.dual import CompiledProgram, build_dual_program
 from drokit.methods import (AutoRule, Method, auto_rules, choose_method, compile_instance, eligible_methods,
                             get_method, method_names, register_method, unregister_method)
 from drokit.oracles.enumeration import enumerate_configurations
@@ -33,8 +33,6 @@ def _instance(loss="logistic", radius=0.1, X=None, y=None):
 
 def test_the_built_in_methods_are_registered_in_order():
     assert method_names() == BUILT_IN
-    from drokit.conic.reformulations import paths
-    assert paths.METHODS == BUILT_IN                      # the old import path still answers
     assert get_method("cutting_plane").driver == "cutting_plane"
     assert get_method("intersection").driver == "intersection"
     assert {get_method(name).driver for name in ("erm", "closed_form", "monolithic", "box", "graph")} == {"program"}

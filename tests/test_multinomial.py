@@ -13,7 +13,7 @@ import pytest
 import drokit as dk
 import drokit.certificates.multinomial as mb
 import drokit.models.multinomial as mn
-from drokit.conic.reformulations.multinomial import multinomial_rows
+from drokit.reformulations.multinomial import multinomial_rows
 
 cp = pytest.importorskip("cvxpy")
 

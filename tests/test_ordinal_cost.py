@@ -276,7 +276,7 @@ def test_graph_with_level_costs_equals_the_monolithic_program(task, loss, p, kap
     cost = dk.OrdinalCost(weights={"edu": 0.4, "size": 0.6, "color": 1.0}, p=p)
     amb = dk.Wasserstein(dk.GroundMetric(categorical=cost, label=dk.LabelCost(kappa)), 0.15)
     prob = dk.Problem(loss, amb, task=task)
-    from drokit.conic.reformulations.graph import compile_graph
+    from drokit.reformulations.graph import compile_graph
     inst = prob.bind(X, y)
     compiled = compile_graph(inst, variant=variant, share_potentials=share)
     cp = prob.compile(X, y, method="monolithic")

@@ -1,4 +1,4 @@
-"""Phase 1's working-set pruning (:data:`drokit.conic.reformulations.phase_one.PRUNE_GAP`): the rows it keeps, the
+"""Phase 1's working-set pruning (:data:`drokit.reformulations.phase_one.PRUNE_GAP`): the rows it keeps, the
 rows its reserve gives back, and fits whose phase 1 prunes hard (a tiny gap, rows going out and back every
 temperature) against the exact optimum of tests/test_barrier_master.py's instances.
 
@@ -14,8 +14,8 @@ import sys
 import numpy as np
 import pytest
 
-import drokit.conic.reformulations.phase_one as p1
-from drokit.conic.reformulations.row_terms import parameter_layout
+import drokit.reformulations.phase_one as p1
+from drokit.reformulations.row_terms import parameter_layout
 from drokit.evaluation.worst_case import lambda_floor
 from drokit.oracles.enumeration import enumerate_configurations, take_rows
 

@@ -1,4 +1,4 @@
-"""The building blocks of drokit's Newton-type masters (:mod:`drokit.conic.reformulations.row_terms`) and the
+"""The building blocks of drokit's Newton-type masters (:mod:`drokit.reformulations.row_terms`) and the
 row index of :mod:`drokit.oracles.enumeration`, against independent constructions on the fuzz instances: the dense
 term design equals the sparse design of the conic masters (``dual.row_design``) with the intercept column; the
 packed row index answers "which rows are new" as a set of the rows' identities does, in both of its modes."""
@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import drokit as dk
-from drokit.conic.reformulations.dual import row_design
-from drokit.conic.reformulations.row_terms import RowTerms, csr_row_design, dense_row_design
+from drokit.reformulations.dual import row_design
+from drokit.reformulations.row_terms import RowTerms, csr_row_design, dense_row_design
 from drokit.oracles.enumeration import (ConfigurationRows, RowIndex, concat_rows, count_configuration_rows,
                                         enumerate_configurations, take_rows)
 
@@ -98,7 +98,7 @@ def test_curvature_gram_stays_within_its_tolerance_of_the_exact_gram(seed, spars
     off and on): ``(1 - rtol) H <= H~ <= (1 + rtol) H`` in the Loewner order for the exact Gram ``H`` of the
     current weights (the generalized eigenvalues of ``(H~, H)`` lie in ``[1 - rtol, 1 + rtol]``), and with
     ``rtol = 0`` it is the exact Gram."""
-    import drokit.conic.reformulations.row_terms as rt
+    import drokit.reformulations.row_terms as rt
     di = _bound(seed)
     rows = enumerate_configurations(di) if count_configuration_rows(di) <= 20_000 else \
         enumerate_configurations(di, nominal_only=True)
@@ -136,7 +136,7 @@ def test_centered_gram_in_chunks_equals_the_definition(seed, monkeypatch):
     """``RowTerms.centered_gram`` computed 7 terms at a time (chunks cut at sample boundaries) equals the formula
     over all terms at once: ``sum_r w_r (J_r - G_n)(J_r - G_n)'`` with ``G_n`` the ``m``-weighted mean of sample
     ``n``'s rows ``J_r``, and ``sum_n G_n project_n``."""
-    import drokit.conic.reformulations.row_terms as rt
+    import drokit.reformulations.row_terms as rt
     di = _bound(seed)
     rows = enumerate_configurations(di) if count_configuration_rows(di) <= 20_000 else \
         enumerate_configurations(di, nominal_only=True)

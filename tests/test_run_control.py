@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import drokit as dk
-import drokit.conic.reformulations.phase_one as phase_one_module
+import drokit.reformulations.phase_one as phase_one_module
 import drokit.run_control as run_control
 from drokit.solvers.base import SolverSolution
 from drokit.solvers.clarabel import ClarabelBackend

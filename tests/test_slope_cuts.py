@@ -1,4 +1,4 @@
-"""The slope-cut LP master (:mod:`drokit.conic.reformulations.slope_cuts`) against the brute-force reference
+"""The slope-cut LP master (:mod:`drokit.reformulations.slope_cuts`) against the brute-force reference
 (:mod:`tests.reference.brute_force`: cvxpy over every configuration row), its dual point checked as a dual point
 (stationarity before any repair, weak duality at arbitrary masters), and the fits that take it by default.
 
@@ -18,7 +18,7 @@ import pytest
 
 import drokit as dk
 from drokit.certificates.lagrangian import column_roles, lagrangian_bound
-from drokit.conic.reformulations import slope_cuts as sc
+from drokit.reformulations import slope_cuts as sc
 from drokit.oracles import make_oracle
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -207,7 +207,7 @@ def test_first_highs_prints_no_banner():
     the slope cuts' master is built without it (a fresh interpreter: the first construction is ours)."""
     import subprocess
     code = ("import highspy\n"
-            "from drokit.conic.reformulations.slope_cut_master import _new_highs\n"
+            "from drokit.reformulations.slope_cut_master import _new_highs\n"
             "h = _new_highs(highspy)\n"
             "print('done')\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
@@ -221,7 +221,7 @@ def test_first_highs_prints_no_banner():
 def test_slope_cuts_that_do_not_certify_hand_over_to_the_conic_masters(monkeypatch):
     """The fallback path: phase 1 and the barrier master made not to certify, the slope cuts stopped after one LP;
     the conic masters then certify from the slope cuts' point, and the fit equals the reference optimum."""
-    import drokit.conic.reformulations.own_solvers as own
+    import drokit.reformulations.own_solvers as own
     inst = make(CASES[1])                       # logistic, one numerical feature, sample weights
     opt = inst.reference
     real_p1, real_bm, real_sc = own.warm_phase_one, own.structured_master, own.slope_cut_search

@@ -1,4 +1,4 @@
-"""Slope-split smoothing (:mod:`drokit.conic.reformulations.slope_split`), checked independently of its own
+"""Slope-split smoothing (:mod:`drokit.reformulations.slope_split`), checked independently of its own
 bookkeeping on small instances against the brute-force reference (:mod:`tests.reference.brute_force`):
 
 * ``F_tau``'s gradient and Hessian against central differences (binary and multi-level features, a numerical
@@ -24,9 +24,9 @@ import pytest
 import scipy.sparse as sp
 
 import drokit as dk
-from drokit.conic.reformulations import slope_search as search_module
-from drokit.conic.reformulations import slope_split as ss
-from drokit.conic.reformulations.row_terms import split_theta
+from drokit.reformulations import slope_search as search_module
+from drokit.reformulations import slope_split as ss
+from drokit.reformulations.row_terms import split_theta
 from drokit.evaluation.lower_bound import FractionalRows, lagrangian_bound
 from drokit.evaluation.worst_case import lambda_floor
 from drokit.oracles import make_oracle

@@ -1,5 +1,5 @@
-"""Phase 1's multilevel warm start (:mod:`drokit.conic.reformulations.warm_start`) and the barrier master's search
-along reversed Newton components (``kink_search`` in :mod:`drokit.conic.reformulations.centering`).
+"""Phase 1's multilevel warm start (:mod:`drokit.reformulations.warm_start`) and the barrier master's search
+along reversed Newton components (``kink_search`` in :mod:`drokit.reformulations.centering`).
 
 * ``subsample``: sizes, order, renormalized sample weights, determinism;
 * warm-started fits (the threshold lowered so that instances of a few hundred rows start from a subsample, itself
@@ -19,10 +19,10 @@ import pandas as pd
 import pytest
 
 import drokit as dk
-import drokit.conic.reformulations.centering as cen
-import drokit.conic.reformulations.epigraph as epi
-import drokit.conic.reformulations.warm_start as ws
-from drokit.conic.reformulations.row_terms import parameter_layout
+import drokit.reformulations.centering as cen
+import drokit.reformulations.epigraph as epi
+import drokit.reformulations.warm_start as ws
+from drokit.reformulations.row_terms import parameter_layout
 from drokit.evaluation.worst_case import lambda_floor
 from drokit.oracles.enumeration import concat_rows, enumerate_configurations, take_rows, unique_rows
 

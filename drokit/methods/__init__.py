@@ -1,7 +1,7 @@
 """Methods: the registered ways of solving a bound DRO instance, and ``method="auto"`` (issue 22, step 2).
 
 Each built-in method is one module here, holding its compile step (or a pointer to the reformulation it compiles,
-in :mod:`drokit.conic.reformulations`), when it refuses an instance, and the ``auto`` rules that choose it;
+in :mod:`drokit.reformulations`), when it refuses an instance, and the ``auto`` rules that choose it;
 :mod:`.registry` holds the :class:`Method` and :class:`AutoRule` types and the registry, :mod:`.auto` the choice and
 the compile step every fit goes through.  A method of your own is a :class:`Method` passed to
 :func:`register_method` (``docs/architecture.md``, "Adding a method").

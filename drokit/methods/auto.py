@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Dict, Optional, Tuple
 
-from ..conic.reformulations.dual import CompiledProgram
+from ..reformulations.dual import CompiledProgram
 from ..exceptions import ParameterError
 from ..instance import DROInstance
 from .erm import compile_erm

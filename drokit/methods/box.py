@@ -1,6 +1,6 @@
 """``box``: piecewise-affine losses with the categorical exponent ``p = 1``, one LP row per (sample, feature, level).
 
-The per-feature LP of :mod:`drokit.conic.reformulations.box` (the thesis's bounded relaxation, selvi2025 Prop. 10,
+The per-feature LP of :mod:`drokit.reformulations.box` (the thesis's bounded relaxation, selvi2025 Prop. 10,
 the note's C3): polynomial size and exact.  ``auto`` takes it up to :data:`BOX_AUTO_LIMIT` rows.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ..conic.reformulations.box import box_rows, check_box_applicable, compile_box
+from ..reformulations.box import box_rows, check_box_applicable, compile_box
 from ..exceptions import DrokitError, ParameterError
 from ..instance import DROInstance
 from .registry import AutoRule, Method, refusal_of, register_method
@@ -23,7 +23,7 @@ BOX_AUTO_LIMIT = 25_000
 
 
 def box_refusal(inst: DROInstance, max_configurations: int = 0) -> Optional[DrokitError]:
-    """Not piecewise affine, or ``p != 1`` (:func:`~drokit.conic.reformulations.box.check_box_applicable`)."""
+    """Not piecewise affine, or ``p != 1`` (:func:`~drokit.reformulations.box.check_box_applicable`)."""
     return refusal_of(lambda: check_box_applicable(inst))
 
 

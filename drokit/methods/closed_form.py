@@ -3,7 +3,7 @@
 belbasi2023 Lemmas 1-3 (note D2 item 4): classification with ``kappa = inf`` is ``mean L + eps lip ||Gamma^{-1}
 beta_x||_*``; regression is ``mean L + eps lip max(||Gamma^{-1} beta_x||_*, 1/kappa)``; classification with finite
 ``kappa`` is the small program ``min lambda eps + mean max(L(y f), L(-y f) - lambda kappa)``, ``lambda >= lip
-||.||_*``.  All are the dual program of :mod:`drokit.conic.reformulations.dual` over the (nominal and label-flipped)
+||.||_*``.  All are the dual program of :mod:`drokit.reformulations.dual` over the (nominal and label-flipped)
 rows; the logistic model also goes to the structured barrier solver (:mod:`drokit.solvers.barrier`).
 """
 
@@ -13,7 +13,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..conic.reformulations.dual import CompiledProgram, build_dual_program
+from ..reformulations.dual import CompiledProgram, build_dual_program
 from ..exceptions import ParameterError
 from ..instance import DROInstance
 from ..oracles.enumeration import enumerate_configurations

@@ -2,7 +2,7 @@
 sun2025 Alg. 1-2).
 
 Compiling gives the first master (the nominal rows), built only when asked for: a fit certified by phase 1 or the
-structured barrier master never needs it.  The loop (:func:`drokit.conic.reformulations.cutting_plane.solve_cutting_plane`)
+structured barrier master never needs it.  The loop (:func:`drokit.reformulations.cutting_plane.solve_cutting_plane`)
 builds its oracle at solve time (``method_options={"oracle": ...}``, :func:`drokit.oracles.make_oracle`).  ``auto``'s
 fallback for every instance too large to enumerate, and its choice for a smooth loss compiled by tangents (whose
 structured path needs only the loss's value and derivatives).
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ..conic.reformulations.dual import CompiledProgram, build_dual_program
-from ..conic.reformulations.phase_one import phase_one_applies
+from ..reformulations.dual import CompiledProgram, build_dual_program
+from ..reformulations.phase_one import phase_one_applies
 from ..instance import DROInstance
 from ..oracles.enumeration import count_configuration_rows, enumerate_configurations
 from .monolithic import MAX_CONFIGURATIONS, MONOLITHIC_AUTO_LIMIT

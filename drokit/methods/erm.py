@@ -1,6 +1,6 @@
 """``erm``: radius 0, where the Wasserstein ball is ``{P_N}`` and the problem is empirical risk minimization.
 
-The dual program of :mod:`drokit.conic.reformulations.dual` with the nominal rows only and no ``lambda``
+The dual program of :mod:`drokit.reformulations.dual` with the nominal rows only and no ``lambda``
 (``radius_zero=True``): ``min sum_n p_n L(u_n)``.  Every other method compiles this one at radius 0.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ..conic.reformulations.dual import CompiledProgram, build_dual_program
+from ..reformulations.dual import CompiledProgram, build_dual_program
 from ..exceptions import ParameterError
 from ..instance import DROInstance
 from ..oracles.enumeration import enumerate_configurations

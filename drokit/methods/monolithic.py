@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ..conic.reformulations.dual import CompiledProgram, build_dual_program
+from ..reformulations.dual import CompiledProgram, build_dual_program
 from ..exceptions import DrokitError
 from ..instance import DROInstance
 from ..oracles.enumeration import count_configuration_rows, enumerate_configurations
@@ -30,7 +30,7 @@ def monolithic_refusal(inst: DROInstance, max_configurations: int = MAX_CONFIGUR
 
 
 def compile_monolithic(inst: DROInstance, max_configurations: int = MAX_CONFIGURATIONS) -> CompiledProgram:
-    """The dual program of :mod:`drokit.conic.reformulations.dual` over every configuration row."""
+    """The dual program of :mod:`drokit.reformulations.dual` over every configuration row."""
     size = check_enumeration_size(inst, "monolithic", max_configurations)
     rows = enumerate_configurations(inst)
     why = (f"{inst.n_categorical} categorical features with {inst.mutable_configurations():,} "

@@ -44,7 +44,7 @@ def refusal_of(check: Callable[[], object]) -> Optional[DrokitError]:
 class Method:
     """One way of solving a bound DRO instance.
 
-    ``compile(inst, max_configurations)`` returns a :class:`~drokit.conic.reformulations.dual.CompiledProgram` (the
+    ``compile(inst, max_configurations)`` returns a :class:`~drokit.reformulations.dual.CompiledProgram` (the
     program, or the first master for the cutting plane), with ``method`` set to :attr:`name` and ``method_reason``
     saying which reformulation it is (paper and equation).  ``refusal(inst, max_configurations)``: the error (a
     :class:`~drokit.ParameterError` or :class:`~drokit.ProblemTooLargeError`, its message the reason) when the method

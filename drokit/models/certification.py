@@ -139,14 +139,14 @@ class FitCertification:
                         tol: float, rows=None, oracle=None) -> Tuple[float, dict]:
         """A rigorous lower bound where :meth:`_certified_lower` could report only the method's (``how["source"] ==
         "method"``: the conic solver's dual objective): the barrier master's certified dual point from the model
-        (:func:`drokit.conic.reformulations.structured_master.certificate_polish`), reported with source
+        (:func:`drokit.reformulations.structured_master.certificate_polish`), reported with source
         ``"lagrangian"`` when it certifies the returned model within ``tol``.  Otherwise ``(lower, how)`` unchanged,
         with what the polish reached in ``how["polish"]``.  ``rows``: the method's working set (the cutting plane's
         last master) to start from; ``oracle``: its separation oracle (default: ``make_oracle(inst, "auto")``)."""
         if how.get("source") != "method" or not (np.isfinite(upper) and np.isfinite(lam)) \
                 or (self._control is not None and self._control.should_stop()):
             return lower, how
-        from ..conic.reformulations.structured_master import certificate_polish
+        from ..reformulations.structured_master import certificate_polish
         from ..oracles import make_oracle
         t0 = time.perf_counter()
         if oracle is None:

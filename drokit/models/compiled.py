@@ -1,6 +1,6 @@
 """A compiled problem and its solve: ``Problem(...).compile(X, y) -> CompiledProblem``, whose ``solve`` runs the
 method's driver (:mod:`drokit.methods`: a conic back-end for ``"program"``, the loop of
-:func:`~drokit.conic.reformulations.cutting_plane.solve_cutting_plane` for ``"cutting_plane"``, the structured barrier
+:func:`~drokit.reformulations.cutting_plane.solve_cutting_plane` for ``"cutting_plane"``, the structured barrier
 solver for the closed-form logistic model) and certifies the answer (:mod:`.certification`) into a
 :class:`~drokit.models.result.FitResult`."""
 
@@ -13,7 +13,7 @@ from typing import Any, Mapping, Optional
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
-from ..conic.reformulations.dual import CompiledProgram
+from ..reformulations.dual import CompiledProgram
 from ..methods import MAX_CONFIGURATIONS, compile_instance, get_method
 from ..oracles import count_configuration_rows
 from ..oracles.rows import row_margins
@@ -103,7 +103,7 @@ class CompiledProblem(CuttingPlaneFit, FitCertification):
     def driver(self) -> str:
         """How the compiled form is solved: the registered method's ``driver`` (:data:`drokit.methods.DRIVERS`):
         ``"program"`` (one conic program for a back-end) or ``"cutting_plane"`` (the loop of
-        :func:`~drokit.conic.reformulations.cutting_plane.solve_cutting_plane`)."""
+        :func:`~drokit.reformulations.cutting_plane.solve_cutting_plane`)."""
         return get_method(self.method).driver
 
     def to_cvxpy(self):
@@ -235,7 +235,7 @@ class CompiledProblem(CuttingPlaneFit, FitCertification):
         optimal solution (for the cutting plane: unless the loop is certified); ``"warn"`` accepts an
         inaccurate optimum (``status="optimal_inaccurate"``), warns and records it in ``result.warnings``.
         Infeasible, unbounded and failed solves always raise.  ``method_options`` configures the method
-        (cutting plane: the fields of :class:`~drokit.conic.reformulations.CuttingPlaneOptions`);
+        (cutting plane: the fields of :class:`~drokit.reformulations.CuttingPlaneOptions`);
         ``verbose``: the level of :meth:`solve` (2: the method's log, 3: also the solver's).
         """
         if on_inaccurate not in ON_INACCURATE:

@@ -1,5 +1,5 @@
 """The cutting plane's fit (a mixin of :class:`~drokit.models.compiled.CompiledProblem`): its options read from
-``method_options``, the loop of :func:`~drokit.conic.reformulations.cutting_plane.solve_cutting_plane` run with the
+``method_options``, the loop of :func:`~drokit.reformulations.cutting_plane.solve_cutting_plane` run with the
 method's oracle, and its outcome certified (:mod:`.certification`) into a :class:`~drokit.models.result.FitResult`:
 a conic master's, or one of drokit's own solvers' (phase 1, the barrier master, the slope cuts) with no conic program,
 or an uncertified stop (round limit, time limit, interrupt)."""
@@ -28,7 +28,7 @@ def _barrier_record(structured) -> dict:
 
 def _slope_cut_record(slope) -> dict:
     """``auxiliary["slope_cuts"]`` of a cutting-plane fit: what the slope-cut LP master did
-    (:mod:`drokit.conic.reformulations.slope_cuts`)."""
+    (:mod:`drokit.reformulations.slope_cuts`)."""
     return {"certified": bool(slope.certified), "rounds": slope.rounds, "cuts": slope.cuts,
             "lp_iterations": slope.lp_iterations, "seconds": slope.seconds, "lp_seconds": slope.lp_seconds,
             "bound_seconds": slope.bound_seconds, "upper_bound": slope.upper_bound, "lower_bound": slope.lower_bound,
@@ -41,7 +41,7 @@ class CuttingPlaneFit:
     ``_problem_fields``."""
 
     def _solve_cutting_plane(self, backend, solver_options, on_inaccurate, verbose, method_options):
-        from ..conic.reformulations.cutting_plane import CuttingPlaneOptions, solve_cutting_plane
+        from ..reformulations.cutting_plane import CuttingPlaneOptions, solve_cutting_plane
         opts = dict(method_options or {})
         oracle_name = opts.pop("oracle", "auto")
         try:
@@ -119,13 +119,13 @@ class CuttingPlaneFit:
     def _structured_result(self, out, coef: np.ndarray, upper: float, lower: float, eval_time: float) -> FitResult:
         """The :class:`FitResult` of a cutting-plane fit certified (or stopped, ``out.stop_reason``, before any conic
         master) by drokit's own solvers alone -- phase 1's
-        smoothed Newton search and its dual point (:mod:`drokit.conic.reformulations.phase_one`), then the
-        structured barrier master (:mod:`drokit.conic.reformulations.barrier_master`): no conic program was
+        smoothed Newton search and its dual point (:mod:`drokit.reformulations.phase_one`), then the
+        structured barrier master (:mod:`drokit.reformulations.barrier_master`): no conic program was
         solved.  ``n_variables`` / ``n_constraints`` are those of the last of them (``theta`` and one epigraph per
         sample; one barrier or softmax term per working row; the slope cuts' last LP master), ``iterations`` their
         Newton steps (and the LP masters' simplex iterations).  Its program (:meth:`FitResult.conic_program`) is
         the conic master over the final working set, built only when asked for."""
-        from ..conic.reformulations.dual import build_dual_program
+        from ..reformulations.dual import build_dual_program
         first, structured, inst = out.phase_one, out.structured, self.instance
         rows = out.working_rows
         self.compiled.program = lambda: build_dual_program(inst, rows)

@@ -210,7 +210,7 @@ class DROClassifier(ClassifierMixin, DROLinearModel):
         plane's enumeration oracle, in configuration rows: samples x categorical configurations of the
         mutable features (x 2 when labels may flip, i.e. classification with finite kappa).
     method_options : options of the method, e.g. ``{"gap_tol": 1e-7, "max_rounds": 50}`` for the
-        cutting plane (see :class:`~drokit.conic.reformulations.CuttingPlaneOptions`).
+        cutting plane (see :class:`~drokit.reformulations.CuttingPlaneOptions`).
     verbose : 0 / ``False`` (default) silent; 1 / ``True`` progress lines on stderr once a fit has run 2 s
         (phase, round, certified gap, elapsed time, an estimate of the rest); 2 also the method's log (every
         phase-1 solve, barrier centering, cutting-plane round); 3 also the conic solver's own log.

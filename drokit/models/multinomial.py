@@ -15,9 +15,9 @@ lambda ||Gamma (x_n - x')||`` is attained at ``x' = x_n``; below it the loss gro
 w_{y'})^T Delta`` along a ray and the supremum is infinite.  Every class is some sample's label, so every pair
 ``(k, j)`` counts, with finite ``kappa`` or not.  At ``K = 2`` (``w = w_2 - w_1``) this is the binary model.
 
-The program (:func:`drokit.conic.reformulations.multinomial.build_program`, every categorical configuration of
+The program (:func:`drokit.reformulations.multinomial.build_program`, every categorical configuration of
 the mutable features enumerated, each with every reachable label; solved at once, ``method="monolithic"``, or by
-constraint generation, ``"cutting_plane"``: :func:`drokit.conic.reformulations.multinomial.cutting_plane`): ``min lambda eps + sum_n p_n s_n`` over ``W, b, lambda, s`` with one log-sum-exp
+constraint generation, ``"cutting_plane"``: :func:`drokit.reformulations.multinomial.cutting_plane`): ``min lambda eps + sum_n p_n s_n`` over ``W, b, lambda, s`` with one log-sum-exp
 epigraph per row, ``sum_k exp(f_k - f_{y'} - lambda c - s_n) <= 1`` (``K`` exponential cones and one linear
 row), and the pairwise dual-norm cones ``||Gamma^{-1} (w_{k,x} - w_{j,x})||_* <= lambda``.  The scores are
 invariant to adding one vector to every class; the program keeps that freedom and the fitted model is
@@ -48,7 +48,7 @@ from typing import Tuple
 
 import numpy as np
 
-from ..conic.reformulations.multinomial import (MONOLITHIC_CONES, MultinomialRows, build_program, cutting_plane,
+from ..reformulations.multinomial import (MONOLITHIC_CONES, MultinomialRows, build_program, cutting_plane,
                                                 multinomial_rows, read_solution)
 from ..certificates.multinomial import CERTIFIED_GAP, certified_lower_bound, worst_case_value
 from ..exceptions import DataError, ParameterError, ProblemTooLargeError, SolverError

@@ -1,7 +1,7 @@
 """The encoded design of configuration rows: ``a_k = [1, x_{n_k}, dummies(z_k)]`` per row, dense or CSR, written
 directly from the categorical codes (:class:`CodeLayout`: where each feature's dummy columns sit), and the Gram
 ``X' X`` of a sparse design scaled by row, block by block.  Shared by drokit's Newton-type masters
-(:mod:`drokit.conic.reformulations.row_terms`) and the Lagrangian certificate (:mod:`drokit.certificates`)."""
+(:mod:`drokit.reformulations.row_terms`) and the Lagrangian certificate (:mod:`drokit.certificates`)."""
 
 from __future__ import annotations
 

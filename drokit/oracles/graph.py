@@ -402,7 +402,7 @@ def template_for(inst: DROInstance, order: Order = None, compact: bool = True,
 @dataclass
 class SinkTerms:
     """The loss terms ``L(u) <= t`` of the sink-free form, one per (sample, label, extreme) and final
-    budget (see :mod:`drokit.conic.reformulations.graph`).
+    budget (see :mod:`drokit.reformulations.graph`).
 
     ``sample``, ``flip``, ``sigma`` (sign of the hypothesis in ``u``), ``shift`` (``r``: 0 or
     ``y_n``) and ``upper`` (whether the term bounds S from above, i.e. uses the max-potential system)

@@ -1,7 +1,7 @@
 """The rows of the multinomial DRO logistic model (issue 20 item 7) and their algebra: every categorical configuration
 ``z'`` of the mutable features of every sample, each with every label ``y'`` the ball reaches, the encoded design
 ``a_r = [x_n, dummies(z'_r)]``, the class scores ``f_k(r) = b_k + w_k^T a_r`` and the row losses ``LSE_k f_k - f_{y'}``.
-Shared by the program (:mod:`drokit.conic.reformulations.multinomial`) and the certificate
+Shared by the program (:mod:`drokit.reformulations.multinomial`) and the certificate
 (:mod:`drokit.certificates.multinomial`)."""
 
 from __future__ import annotations

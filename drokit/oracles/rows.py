@@ -39,8 +39,8 @@ class ConfigurationRows:
 @dataclass
 class FractionalRows:
     """Rows that are *distributions* over configurations of one sample (a product of level distributions: the
-    smoothed dual point of :mod:`drokit.conic.reformulations.slope_split`, the barrier master's on level-max rows,
-    :mod:`drokit.conic.reformulations.level_max`): their encoded row ``a_k`` is the expected one, ``matrix``
+    smoothed dual point of :mod:`drokit.reformulations.slope_split`, the barrier master's on level-max rows,
+    :mod:`drokit.reformulations.level_max`): their encoded row ``a_k`` is the expected one, ``matrix``
     (K, len(theta) without lambda), and ``cost`` the expected transport cost (or more: a valid, looser bound).  A
     Lagrangian term ``m_k (alpha_k u_k - L*(alpha_k) - lambda c_k)`` of such a row is the mean of the same term
     over its configurations, each below ``L(u) - lambda c`` (Fenchel), so it enters the bound like a configuration

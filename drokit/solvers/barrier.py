@@ -2,7 +2,7 @@
 method for plain logistic regression, :func:`_solve_erm`).
 
 With numerical features only, the Wasserstein logistic model has the closed form (belbasi2023 Lemma 1 and
-Prop. 1, the program of :func:`drokit.conic.reformulations.dual.build_dual_program` with the nominal rows
+Prop. 1, the program of :func:`drokit.reformulations.dual.build_dual_program` with the nominal rows
 and, for a finite label cost ``kappa``, the flipped rows):
 
     minimize   eps lambda + sum_n p_n h(u_n, lambda)

@@ -48,13 +48,13 @@ from typing import Callable, Optional, Tuple
 
 import numpy as np
 
-from ...gaps import gap_scale
+from ..gaps import gap_scale
 
-from ...certificates.lagrangian import lagrangian_bound
-from ...instance import DROInstance
-from ...oracles.enumeration import (ConfigurationRows, concat_rows, enumerate_configurations,
+from ..certificates.lagrangian import lagrangian_bound
+from ..instance import DROInstance
+from ..oracles.enumeration import (ConfigurationRows, concat_rows, enumerate_configurations,
                                     take_rows, unique_rows)
-from ...oracles.rows import lambda_floor, row_losses
+from ..oracles.rows import lambda_floor, row_losses
 from .row_terms import ConeBarrier, RowTerms, parameter_layout, split_theta
 
 

@@ -17,9 +17,9 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from ...gaps import GAP_FLOOR
-from ...instance import DROInstance
-from ...oracles.enumeration import concat_rows, enumerate_configurations, unique_rows
+from ..gaps import GAP_FLOOR
+from ..instance import DROInstance
+from ..oracles.enumeration import concat_rows, enumerate_configurations, unique_rows
 from .barrier_master import CENTERING_MAX_STEPS, BarrierMasterResult, barrier_master
 from .level_max import level_max_features
 from .phase_one import phase_one_applies

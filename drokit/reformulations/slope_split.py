@@ -55,8 +55,8 @@ from typing import List
 import numpy as np
 import scipy.sparse as sp
 
-from ...instance import DROInstance
-from ...oracles.enumeration import ConfigurationRows, FractionalRows
+from ..instance import DROInstance
+from ..oracles.enumeration import ConfigurationRows, FractionalRows
 from .row_terms import parameter_layout, split_theta
 
 #: margins ``u`` of the slope grid of a smooth loss
@@ -98,7 +98,7 @@ def slope_grid(loss, size: int = GRID_SIZE) -> np.ndarray:
     """The slopes ``alpha_k``: a piecewise-affine loss's piece slopes (``L`` is their maximum: exact), else
     ``L'(u)`` at ``size`` margins evenly spaced over ``[-U, U]``, ``U`` the first power of two where ``L'`` is
     within ``1e-9`` of the slope domain's ends, plus the ends themselves."""
-    from ...losses.conjugate import slope_domain
+    from ..losses.conjugate import slope_domain
     lo, hi = slope_domain(loss)
     if loss.pieces is not None:
         return np.unique(np.asarray(loss.pieces[0], dtype=float))
@@ -141,7 +141,7 @@ class SlopeSplitObjective:
     :func:`.phase_one.damped_newton` (``free``, ``value``, ``derivatives``)."""
 
     def __init__(self, inst: DROInstance, grid_size: int = GRID_SIZE):
-        from ...losses.conjugate import conjugate
+        from ..losses.conjugate import conjugate
         self.inst = inst
         self.offset, self.dim, self.free, self.barrier = parameter_layout(inst)
         N = inst.n_samples
@@ -321,7 +321,7 @@ class SlopeSplitObjective:
         slope) pairs of each label sign, ``L'(E_q[u] + width o)`` for the offsets ``o`` in ``LOCAL_OFFSETS`` -- the
         tangents of ``L`` where the smoothed optimum's rows are, so that the grid's tangent error vanishes there
         as ``width`` shrinks with ``tau``."""
-        from ...losses.conjugate import conjugate, slope_domain
+        from ..losses.conjugate import conjugate, slope_domain
         if not self.local.any():
             return
         _, weight, _, _, ubar = self._evaluate(theta, tau, True)
@@ -369,7 +369,7 @@ class SlopeSplitObjective:
     def dominant_rows(self, theta: np.ndarray, tau: float, threshold: float = 1e-3) -> ConfigurationRows:
         """The most probable configuration of every (sample, slope) pair whose weight ``w_nk`` is at least
         ``threshold``: the rows the smoothed optimum leans on."""
-        from ...oracles.base import configuration_rows
+        from ..oracles.base import configuration_rows
         _, weight, parts, _, _ = self._evaluate(theta, tau, True)
         n_idx, k_idx = np.nonzero(weight >= threshold)
         Z = self.inst.data.Z[n_idx].copy()

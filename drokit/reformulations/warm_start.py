@@ -23,7 +23,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from ...instance import DROInstance
+from ..instance import DROInstance
 from .phase_one import PhaseOneResult, phase_one
 
 #: phase 1 on at least this many samples starts from the point of a subsample of ``N / SUBSAMPLE_RATIO`` rows

@@ -47,10 +47,10 @@ from typing import Callable, List, Optional, Tuple
 
 import numpy as np
 
-from ...gaps import gap_scale
-from ...instance import DROInstance
-from ...oracles.rows import lambda_floor, row_margins
-from ...certificates.lagrangian import LowerBound, lagrangian_bound
+from ..gaps import gap_scale
+from ..instance import DROInstance
+from ..oracles.rows import lambda_floor, row_margins
+from ..certificates.lagrangian import LowerBound, lagrangian_bound
 from .slope_cut_master import KEEP_MARGIN, SlopeCutMaster
 from .slope_split import slope_split_applies
 

@@ -39,8 +39,8 @@ from typing import Tuple
 import numpy as np
 import scipy.sparse as sp
 
-from ...instance import DROInstance
-from ...oracles.enumeration import ConfigurationRows, FractionalRows
+from ..instance import DROInstance
+from ..oracles.enumeration import ConfigurationRows, FractionalRows
 from .row_terms import CodeLayout
 
 #: a new ``m`` starts this far (relative to ``max(1, |w|)``) outside its levels' coefficients

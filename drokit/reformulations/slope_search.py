@@ -29,12 +29,12 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from ...gaps import gap_scale
+from ..gaps import gap_scale
 
-from ...certificates.lagrangian import lagrangian_bound
-from ...instance import DROInstance
-from ...oracles.enumeration import ConfigurationRows, concat_rows, unique_rows
-from ...oracles.rows import lambda_floor
+from ..certificates.lagrangian import lagrangian_bound
+from ..instance import DROInstance
+from ..oracles.enumeration import ConfigurationRows, concat_rows, unique_rows
+from ..oracles.rows import lambda_floor
 from .row_terms import split_theta
 from .slope_split import GRID_SIZE, LOCAL_SLOPES, SlopeSplitObjective, slope_split_applies
 
@@ -111,7 +111,7 @@ def slope_split_search(inst: DROInstance, oracle, *, tau0: float = 1e-1, tau_min
     (:meth:`SlopeSplitObjective.dual_point`); stops when they agree to ``certify_tol`` (relative to
     ``max(|upper|, 1e-2)``: :mod:`drokit.gaps`) or below ``tau_min``.  Between temperatures each sample's local slopes move to its
     active margins (:meth:`SlopeSplitObjective.refine_slopes`, width ``sqrt(tau)``)."""
-    from ...oracles.enumeration import enumerate_configurations
+    from ..oracles.enumeration import enumerate_configurations
     from .phase_one import damped_newton, exact_objective
     t0 = time.perf_counter()
     objective = SlopeSplitObjective(inst, grid_size)
@@ -170,7 +170,7 @@ def use_slope_split(inst: DROInstance, search: str) -> str:
     else :class:`~drokit.exceptions.ParameterError`), ``"fallback"`` (``search="auto"``: after a phase 1 that stopped
     unconverged -- its working set still churning -- where the split applies and its arrays hold at most
     ``AUTO_MAX_ENTRIES`` entries) or ``"never"``."""
-    from ...exceptions import ParameterError
+    from ..exceptions import ParameterError
     if search == "phase_one":
         return "never"
     ok, why = slope_split_applies(inst)

@@ -52,9 +52,9 @@ from typing import List, Optional, Tuple
 import numpy as np
 import scipy.sparse as sp
 
-from ...instance import DROInstance
-from ...oracles.enumeration import ConfigurationRows
-from ..builder import Affine, ProgramBuilder, linear_score
+from ..instance import DROInstance
+from ..oracles.enumeration import ConfigurationRows
+from ..conic.builder import Affine, ProgramBuilder, linear_score
 
 
 @dataclass

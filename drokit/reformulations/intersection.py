@@ -136,12 +136,12 @@ from typing import Any, Mapping, Optional, Tuple
 import numpy as np
 import scipy.sparse as sp
 
-from ...exceptions import DataError, ParameterError, ProblemTooLargeError, SolverError
-from ...losses import get_loss
-from ...losses.base import REGRESSION, Loss
-from ...metrics.costs import NormCost
-from ..builder import Affine, ProgramBuilder
-from ..program import ConicProgram
+from ..exceptions import DataError, ParameterError, ProblemTooLargeError, SolverError
+from ..losses import get_loss
+from ..losses.base import REGRESSION, Loss
+from ..metrics.costs import NormCost
+from ..conic.builder import Affine, ProgramBuilder
+from ..conic.program import ConicProgram
 from .intersection_plans import BUDGET_MARGIN, repaired_plans
 
 #: largest number of z-entries (``rows * n``, at most ``2 N N_hat n``) a static program may have
@@ -499,10 +499,10 @@ def solve_program(program: ConicProgram, solver: str, options, on_inaccurate: st
     """
     import warnings
 
-    from ...solvers import get_backend
-    from ...solvers.base import (INFEASIBLE, OPTIMAL, OPTIMAL_INACCURATE, UNBOUNDED, UNBOUNDED_INACCURATE,
+    from ..solvers import get_backend
+    from ..solvers.base import (INFEASIBLE, OPTIMAL, OPTIMAL_INACCURATE, UNBOUNDED, UNBOUNDED_INACCURATE,
                                  solve_with_retries)
-    from ...solvers.verification import certificate
+    from ..solvers.verification import certificate
 
     if on_inaccurate not in ("raise", "warn"):
         raise ParameterError(f"on_inaccurate must be 'raise' or 'warn', got {on_inaccurate!r}")

@@ -27,11 +27,11 @@ from typing import Callable, Dict, Optional, Tuple, Union
 import numpy as np
 import scipy.sparse as sp
 
-from ...instance import DROInstance
-from ...oracles.enumeration import ConfigurationRows
-from ...oracles.design import row_design  # noqa: F401  (importable from here, as before)
-from ..builder import Affine, ProgramBuilder, linear_score
-from ..program import ConicProgram
+from ..instance import DROInstance
+from ..oracles.enumeration import ConfigurationRows
+from ..oracles.design import row_design  # noqa: F401  (importable from here, as before)
+from ..conic.builder import Affine, ProgramBuilder, linear_score
+from ..conic.program import ConicProgram
 from .budget_cuts import add_budget_cuts
 
 

@@ -12,10 +12,10 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from ...exceptions import ParameterError
-from ...instance import DROInstance
-from ...oracles.enumeration import ConfigurationRows, concat_rows, unique_rows
-from ...oracles.rows import lambda_floor
+from ..exceptions import ParameterError
+from ..instance import DROInstance
+from ..oracles.enumeration import ConfigurationRows, concat_rows, unique_rows
+from ..oracles.rows import lambda_floor
 from .cutting_plane_outcome import (SLOPE_CUTS_AUTO_SAMPLES, WIDE_BUDGET_FEATURES, CuttingPlaneOptions,
                                     CuttingPlaneOutcome, restart_rows, stopped_outcome, with_nominal_rows)
 from .phase_one import phase_one_applies

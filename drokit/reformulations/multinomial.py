@@ -16,10 +16,10 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..builder import ProgramBuilder
-from ...metrics.costs import NormCost
-from ...instance import DROInstance
-from ...oracles.multinomial_rows import (MultinomialRows, limited_columns, multinomial_rows, row_design,  # noqa: F401
+from ..conic.builder import ProgramBuilder
+from ..metrics.costs import NormCost
+from ..instance import DROInstance
+from ..oracles.multinomial_rows import (MultinomialRows, limited_columns, multinomial_rows, row_design,  # noqa: F401
                                          row_losses, scores, take)
 
 

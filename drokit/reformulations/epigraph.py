@@ -17,8 +17,8 @@ from typing import Optional, Tuple
 
 import numpy as np
 
-from ...instance import DROInstance
-from ...oracles.enumeration import ConfigurationRows
+from ..instance import DROInstance
+from ..oracles.enumeration import ConfigurationRows
 from .row_terms import CodeLayout, ConeBarrier, RowTerms, TrustBox
 
 #: safeguarded Newton iterations of :meth:`EpigraphBarrier.epigraph` at most (it stops when ``t`` moves by less

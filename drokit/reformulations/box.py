@@ -71,12 +71,12 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ...exceptions import ParameterError
-from ...instance import DROInstance, LabelFamily
-from ...oracles.enumeration import count_configuration_rows
-from ..builder import Affine, ProgramBuilder
-from ..program import ConicProgram
-from ..builder import linear_score
+from ..exceptions import ParameterError
+from ..instance import DROInstance, LabelFamily
+from ..oracles.enumeration import count_configuration_rows
+from ..conic.builder import Affine, ProgramBuilder
+from ..conic.program import ConicProgram
+from ..conic.builder import linear_score
 from .dual import CompiledProgram, declare_parameters, finish_dual_program
 
 

@@ -11,10 +11,10 @@ from typing import List, Tuple
 import numpy as np
 import scipy.sparse as sp
 
-from ...certificates.lagrangian import column_roles
-from ...instance import DROInstance
-from ...losses.conjugate import conjugate
-from ...oracles.rows import FractionalRows
+from ..certificates.lagrangian import column_roles
+from ..instance import DROInstance
+from ..losses.conjugate import conjugate
+from ..oracles.rows import FractionalRows
 
 #: a cut keeps the ``y_l`` of feature ``l`` when ``a (M_l - w_l(z_{n,l})) - lambda delta_l > -KEEP_MARGIN lambda
 #: delta_l`` at the point it is made at (features far from changing keep their level).  Audiology (62 features),

@@ -22,9 +22,9 @@ from typing import Optional, Tuple
 import numpy as np
 import scipy.sparse as sp
 
-from ...instance import DROInstance
-from ...oracles.enumeration import ConfigurationRows, RowIndex, take_rows
-from ...oracles.design import (GRAM_CHUNK, CodeLayout, csr_design_of_codes, csr_row_design, dense_row_design,
+from ..instance import DROInstance
+from ..oracles.enumeration import ConfigurationRows, RowIndex, take_rows
+from ..oracles.design import (GRAM_CHUNK, CodeLayout, csr_design_of_codes, csr_row_design, dense_row_design,
                                design_of_codes, sparse_gram)
 from .factored_design import FactoredDesign, NominalChanges, sorted_runs, use_factored
 

@@ -55,15 +55,15 @@ from typing import Any, Callable, List, Mapping, Optional
 
 import numpy as np
 
-from ...exceptions import ParameterError, SolverError
-from ...gaps import GAP_FLOOR
-from ...instance import DROInstance
-from ...oracles.enumeration import (ConfigurationRows, concat_rows, enumerate_configurations, row_keys, take_rows,
+from ..exceptions import ParameterError, SolverError
+from ..gaps import GAP_FLOOR
+from ..instance import DROInstance
+from ..oracles.enumeration import (ConfigurationRows, concat_rows, enumerate_configurations, row_keys, take_rows,
                                     unique_rows)
-from ...oracles.rows import lambda_floor, row_margins
-from ...solvers.base import solve_with_retries
-from ...run_control import RunControl, estimate_rest
-from ..program import ConicProgram
+from ..oracles.rows import lambda_floor, row_margins
+from ..solvers.base import solve_with_retries
+from ..run_control import RunControl, estimate_rest
+from ..conic.program import ConicProgram
 from .budget_cuts import BudgetCuts, budget_cuts_apply, budget_cuts_from_rows, unique_budget_cuts, weight_classes
 from .cutting_plane_outcome import (SLOPE_CUTS_AUTO_SAMPLES, WIDE_BUDGET_FEATURES, CuttingPlaneOptions,
                                     CuttingPlaneOutcome, RoundRecord, restart_rows, sample_major)
@@ -101,7 +101,7 @@ def solve_cutting_plane(inst: DROInstance, oracle, backend, options: CuttingPlan
     adversarial = hasattr(inst.loss, "at")
     outer = bool(getattr(inst.loss, "outer_approximation", False))
     if adversarial:  # the attacked loss depends on the model: bind the oracle to each model it separates
-        from ...oracles.base import ModelBoundOracle
+        from ..oracles.base import ModelBoundOracle
         oracle = ModelBoundOracle(oracle, inst)
     if control is None:
         control = RunControl(verbose=2 if options.verbose else 0)

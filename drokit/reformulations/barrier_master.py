@@ -57,11 +57,11 @@ from typing import Callable, Dict, List, Optional
 
 import numpy as np
 
-from ...gaps import GAP_FLOOR   # the gaps ``tol`` and ``accept`` are relative to ``max(|upper|, GAP_FLOOR)``
-from ...certificates.lagrangian import lagrangian_bound
-from ...instance import DROInstance
-from ...oracles.enumeration import ConfigurationRows, concat_rows, take_rows, unique_rows
-from ...oracles.rows import lambda_floor
+from ..gaps import GAP_FLOOR   # the gaps ``tol`` and ``accept`` are relative to ``max(|upper|, GAP_FLOOR)``
+from ..certificates.lagrangian import lagrangian_bound
+from ..instance import DROInstance
+from ..oracles.enumeration import ConfigurationRows, concat_rows, take_rows, unique_rows
+from ..oracles.rows import lambda_floor
 from .level_max import LevelMaxColumns
 from .centering import center
 from .epigraph import EpigraphBarrier

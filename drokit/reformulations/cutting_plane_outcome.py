@@ -9,11 +9,11 @@ from typing import Any, List, Optional, Union
 
 import numpy as np
 
-from ...exceptions import ParameterError
-from ...gaps import relative_gap
-from ...instance import DROInstance
-from ...oracles.enumeration import ConfigurationRows, concat_rows, enumerate_configurations, take_rows, unique_rows
-from ..program import ConicProgram
+from ..exceptions import ParameterError
+from ..gaps import relative_gap
+from ..instance import DROInstance
+from ..oracles.enumeration import ConfigurationRows, concat_rows, enumerate_configurations, take_rows, unique_rows
+from ..conic.program import ConicProgram
 
 
 @dataclass

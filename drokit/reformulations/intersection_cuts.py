@@ -32,9 +32,9 @@ import numpy as np
 
 import scipy.sparse as sp
 
-from ...exceptions import ParameterError
-from ...gaps import gap_scale
-from ...metrics.transport import wasserstein_distance
+from ..exceptions import ParameterError
+from ..gaps import gap_scale
+from ..metrics.transport import wasserstein_distance
 from .intersection import (IntersectionResult, assemble_program, intersection_result, solve_program, validate_inputs,
                            intersection_rows)
 
@@ -116,7 +116,7 @@ def coupled_pairs(X, y, X_aux, y_aux, gamma, kappa, p: float = 1, plan=None) -> 
     the way from ``x_i`` to ``xhat_j`` lies in both balls whenever the intersection is non-empty: these pairs
     make a first cutting-plane master bounded and a finite-support lower bound feasible.  O(N N_hat n) time
     in chunks; O(N + N_hat) pairs.  ``plan``: an optimal plan already computed (else one is solved for)."""
-    from ...metrics import GroundMetric, LabelCost, NormCost
+    from ..metrics import GroundMetric, LabelCost, NormCost
     gamma = np.asarray(gamma, dtype=float)
     if plan is None:
         metric = GroundMetric(numerical=NormCost(p=p, weights=gamma), label=LabelCost(kappa=kappa))

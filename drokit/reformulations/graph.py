@@ -69,14 +69,14 @@ from typing import Optional
 import numpy as np
 import scipy.sparse as sp
 
-from ...exceptions import ParameterError
-from ...instance import DROInstance
-from ...oracles.lattice import MAX_BUDGETS
-from ...oracles.graph import (MERGED, GraphTemplate, Order, SinkTerms, graph_size, sink_terms,
+from ..exceptions import ParameterError
+from ..instance import DROInstance
+from ..oracles.lattice import MAX_BUDGETS
+from ..oracles.graph import (MERGED, GraphTemplate, Order, SinkTerms, graph_size, sink_terms,
                               template_for)
-from ...schema import MixedData
-from ..builder import Affine, ProgramBuilder
-from ..builder import linear_score
+from ..schema import MixedData
+from ..conic.builder import Affine, ProgramBuilder
+from ..conic.builder import linear_score
 from .dual import CompiledProgram, declare_parameters, finish_dual_program
 
 VARIANTS = ("compact", "full")
