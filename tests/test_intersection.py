@@ -15,10 +15,9 @@ from scipy.optimize import linprog
 
 from drokit.conic.builder import ProgramBuilder
 from drokit.reformulations import intersection as inter
-from drokit.reformulations.intersection import (MAX_Z_ENTRIES, build_intersection_program,
-                                                      candidate_support, finite_support_lower_bound,
-                                                      intersection_rows, solve_intersection,
-                                                      static_value_at)
+from drokit.reformulations.intersection import (MAX_Z_ENTRIES, build_intersection_program, intersection_rows,
+                                               solve_intersection, static_value_at)
+from drokit.reformulations.intersection_bound import candidate_support, finite_support_lower_bound
 from drokit.exceptions import DataError, ParameterError, ProblemTooLargeError, SolverError
 from drokit.losses import get_loss
 from drokit.metrics.costs import NormCost

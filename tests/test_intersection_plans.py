@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy.optimize import linprog
 
-from drokit.reformulations.intersection import candidate_support, finite_support_lower_bound
+from drokit.reformulations.intersection_bound import candidate_support, finite_support_lower_bound
 from drokit.reformulations.intersection_plans import ROW_RTOL, repaired_plans
 
 

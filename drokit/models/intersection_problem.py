@@ -67,7 +67,8 @@ class CompiledIntersection:
         verbose = control.verbose >= 2
         if control.time_limit is not None:
             solver_options = control.solver_options(get_backend(solver), solver_options)
-        from ..reformulations.intersection import finite_support_lower_bound, solve_intersection
+        from ..reformulations.intersection import solve_intersection
+        from ..reformulations.intersection_bound import finite_support_lower_bound
         from ..reformulations.intersection_cuts import solve_intersection_cuts
         opts = dict(method_options or {})
         segment_points = int(opts.pop("segment_points", 5))

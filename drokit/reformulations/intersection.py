@@ -122,7 +122,7 @@ classes) has about a quarter of the rows: 1.7 s at 100.
 
 Lower bound
 -----------
-:func:`finite_support_lower_bound` maximizes ``E_Q[loss]`` of a fixed model over the Q supported on a finite
+:func:`.intersection_bound.finite_support_lower_bound` maximizes ``E_Q[loss]`` of a fixed model over the Q supported on a finite
 candidate set that lie in both balls (an LP).  Every such Q is in the intersection, so the LP value is a
 **lower bound** on the exact worst case; with :func:`static_value_at` it brackets the exact value.
 """
@@ -136,145 +136,14 @@ from typing import Any, Mapping, Optional, Tuple
 import numpy as np
 import scipy.sparse as sp
 
-from ..exceptions import DataError, ParameterError, ProblemTooLargeError, SolverError
-from ..losses import get_loss
-from ..losses.base import REGRESSION, Loss
+from ..exceptions import ParameterError, ProblemTooLargeError, SolverError
 from ..metrics.costs import NormCost
 from ..conic.builder import Affine, ProgramBuilder
 from ..conic.program import ConicProgram
-from .intersection_plans import BUDGET_MARGIN, repaired_plans
+from .intersection_inputs import IntersectionInputs, check_label_proportions, validate_inputs
 
 #: largest number of z-entries (``rows * n``, at most ``2 N N_hat n``) a static program may have
 MAX_Z_ENTRIES = 2_000_000
-#: largest number of transport variables of the finite-support lower-bound LP
-MAX_LP_VARIABLES = 5_000_000
-
-
-# ----------------------------------------------------------------------------------------- inputs
-@dataclass
-class _Inputs:
-    X: np.ndarray
-    y: np.ndarray
-    Xa: np.ndarray
-    ya: np.ndarray
-    eps: float
-    eps_a: float
-    loss: Loss
-    lip: float
-    norm: NormCost
-    gamma: np.ndarray
-    kappa: float
-    attack: Optional[Tuple[float, float]]
-
-    @property
-    def n(self) -> int:
-        return self.X.shape[1]
-
-    def attack_shift(self, coef: np.ndarray) -> float:
-        """``alpha ||beta||_{p_a*}`` at a fixed model (0 without attack)."""
-        if self.attack is None:
-            return 0.0
-        pa, alpha = self.attack
-        return float(alpha * np.linalg.norm(coef, ord=NormCost(pa).dual_p))
-
-
-def _samples(X, y, what: str) -> Tuple[np.ndarray, np.ndarray]:
-    try:
-        X = np.asarray(X, dtype=float)
-        y = np.asarray(y, dtype=float)
-    except (TypeError, ValueError):
-        raise DataError(f"{what}: X and y must be numeric arrays") from None
-    if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
-        raise DataError(f"{what}: X must be a non-empty 2-D array (samples x numerical features), "
-                        f"got shape {X.shape}")
-    if y.shape != (X.shape[0],):
-        raise DataError(f"{what}: y must have shape ({X.shape[0]},), got {y.shape}")
-    if not (np.all(np.isfinite(X)) and np.all(np.isfinite(y))):
-        raise DataError(f"{what}: X or y contains NaN or inf")
-    if not np.all(np.isin(y, (-1.0, 1.0))):
-        raise DataError(f"{what}: labels must be -1 or +1, got {np.unique(y)[:5]}")
-    return X, y
-
-
-def _radius(r, what: str) -> float:
-    try:
-        r = float(r)
-    except (TypeError, ValueError):
-        raise ParameterError(f"{what} must be a number >= 0, got {r!r}") from None
-    if not (np.isfinite(r) and r >= 0):
-        raise ParameterError(f"{what} must be finite and >= 0, got {r!r}")
-    return r
-
-
-def _loss_and_attack(loss, attack):
-    """The plain non-increasing margin loss and ``(p_a, alpha)`` or ``None``; an
-    :class:`~drokit.losses.Adversarial` loss is unwrapped into its inner loss and attack."""
-    loss = get_loss(loss)
-    if hasattr(loss, "validated") and type(loss).__name__ == "Adversarial":
-        inner, pa, alpha = loss.validated()
-        if attack is not None:
-            raise ParameterError("pass the attack either as an Adversarial loss or as attack=(p, alpha), "
-                                 "not both")
-        loss, attack = inner, (pa, alpha)
-    if loss.task == REGRESSION or not loss.decreasing:
-        raise ParameterError(
-            f"the intersection program (selvi2025 Thm 11) needs a non-increasing margin loss for "
-            f"classification (logistic, hinge, smooth_hinge); {getattr(loss, 'name', loss)!r} is not")
-    lip = float(loss.lipschitz)
-    if not (np.isfinite(lip) and lip >= 0):
-        raise ParameterError(f"loss {loss.name!r} has no finite Lipschitz constant ({lip!r})")
-    if attack is not None:
-        try:
-            pa, alpha = attack
-            pa, alpha = float(pa), float(alpha)
-        except (TypeError, ValueError):
-            raise ParameterError(f"attack must be a pair (p, alpha) with p >= 1 and alpha >= 0, "
-                                 f"got {attack!r}") from None
-        if not (pa >= 1) or not (np.isfinite(alpha) and alpha >= 0):
-            raise ParameterError(f"attack must be a pair (p, alpha) with p >= 1 and finite alpha >= 0, "
-                                 f"got {attack!r}")
-        attack = (pa, alpha)
-    return loss, lip, attack
-
-
-def validate_inputs(X, y, X_aux, y_aux, radius, radius_aux, loss, p, gamma, kappa, attack) -> _Inputs:
-    """The intersection problem's inputs checked and converted (samples and auxiliary samples of equal width,
-    radii, loss and attack, norm, feature weights, label cost)."""
-    X, y = _samples(X, y, "samples")
-    Xa, ya = _samples(X_aux, y_aux, "auxiliary samples")
-    if Xa.shape[1] != X.shape[1]:
-        raise DataError(f"X has {X.shape[1]} features but X_aux has {Xa.shape[1]}")
-    n = X.shape[1]
-    eps, eps_a = _radius(radius, "radius"), _radius(radius_aux, "radius_aux")
-    loss, lip, attack = _loss_and_attack(loss, attack)
-    norm = NormCost(p=p)
-    norm.validated_p()
-    if gamma is None:
-        gamma = np.ones(n)
-    gamma = np.asarray(gamma, dtype=float)
-    if gamma.ndim == 0:
-        gamma = np.full(n, float(gamma))
-    if gamma.shape != (n,) or np.any(np.isnan(gamma)) or np.any(gamma < 0):
-        raise ParameterError(f"gamma must be {n} weights >= 0 (np.inf = immutable), got {gamma!r}")
-    try:
-        kappa = float(kappa)
-    except (TypeError, ValueError):
-        raise ParameterError(f"kappa must be a number >= 0 or np.inf, got {kappa!r}") from None
-    if np.isnan(kappa) or kappa < 0:
-        raise ParameterError(f"kappa must be >= 0 or np.inf, got {kappa!r}")
-    return _Inputs(X, y, Xa, ya, eps, eps_a, loss, lip, norm, gamma, kappa, attack)
-
-
-def _check_label_proportions(y: np.ndarray, y_aux: np.ndarray) -> None:
-    """With kappa = inf the intersection is empty unless both label marginals agree exactly."""
-    N, Na = y.size, y_aux.size
-    pos, pos_a = int(np.sum(y > 0)), int(np.sum(y_aux > 0))
-    if pos * Na != pos_a * N:
-        raise ParameterError(
-            f"with kappa = inf labels never move, so every distribution in both balls has the label "
-            f"proportions of both samples; they differ ({pos}/{N} vs {pos_a}/{Na} positive), so the "
-            f"intersection is empty (the worst case is -inf and the static program is unbounded). "
-            f"Use a finite kappa.")
 
 
 def intersection_rows(y, y_aux, kappa=np.inf) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -343,13 +212,13 @@ def _check_size(K: int, n: int, N: int, Na: int) -> None:
             f"Use fewer samples (e.g. subsample the auxiliary data) or fewer features.")
 
 
-def assemble_program(d: _Inputs, fit_intercept: bool, fixed: Optional[Tuple[float, np.ndarray]] = None,
+def assemble_program(d: IntersectionInputs, fit_intercept: bool, fixed: Optional[Tuple[float, np.ndarray]] = None,
               rows: Optional[Tuple[np.ndarray, np.ndarray, np.ndarray]] = None) -> ConicProgram:
     """The static program of the module docstring; ``fixed = (intercept, coef)`` makes the model a constant
     (then the program has no ``coef`` / ``intercept`` / ``attack`` variables); ``rows = (i, j, l)``
     restricts it to those constraint rows (a cutting-plane master, :mod:`.intersection_cuts`)."""
     if np.isinf(d.kappa):
-        _check_label_proportions(d.y, d.ya)
+        check_label_proportions(d.y, d.ya)
     N, Na, n = d.X.shape[0], d.Xa.shape[0], d.n
     I, J, Lab = intersection_rows(d.y, d.ya, d.kappa) if rows is None else rows
     K = I.size
@@ -534,7 +403,7 @@ def solve_program(program: ConicProgram, solver: str, options, on_inaccurate: st
     return backend, sol
 
 
-def intersection_result(d: _Inputs, program: ConicProgram, backend, sol, t0: float,
+def intersection_result(d: IntersectionInputs, program: ConicProgram, backend, sol, t0: float,
                         fixed: Optional[Tuple[float, np.ndarray]]) -> IntersectionResult:
     """The :class:`IntersectionResult` of a solved program (the model, or the ``fixed`` one, and its values)."""
     x = sol.x
@@ -602,127 +471,5 @@ def static_value_at(intercept, coef, X, y, X_aux, y_aux, radius, radius_aux, los
     return res if full else res.value
 
 
-# ------------------------------------------------------------------------------ lower bound (LP)
-def candidate_support(X, X_aux, segment_points: int = 5, fractions=(), pairs=None) -> np.ndarray:
-    """The candidate feature points: both samples, ``segment_points`` interior points on each segment
-    ``[x_i, xhat_j]`` (equally spaced) and the points at each of ``fractions`` (in (0, 1)); duplicates
-    removed.  ``pairs = (i, j)`` index arrays restrict the segments to those pairs (default: all N N_hat)."""
-    X = np.asarray(X, dtype=float)
-    Xa = np.asarray(X_aux, dtype=float)
-    ts = list(np.linspace(0.0, 1.0, int(segment_points) + 2)[1:-1]) + [float(f) for f in fractions
-                                                                        if 0.0 < f < 1.0]
-    parts = [X, Xa]
-    if ts:
-        ts = np.unique(np.asarray(ts))
-        if pairs is None:
-            diff = Xa[None, :, :] - X[:, None, :]                                    # (N, Na, n)
-            seg = X[:, None, None, :] + ts[None, None, :, None] * diff[:, :, None, :]  # (N, Na, T, n)
-        else:
-            i, j = (np.asarray(v, dtype=int) for v in pairs)
-            seg = X[i, None, :] + ts[None, :, None] * (Xa[j] - X[i])[:, None, :]       # (P, T, n)
-        parts.append(seg.reshape(-1, X.shape[1]))
-    return np.unique(np.vstack(parts), axis=0)
-
-
-def _costs(X: np.ndarray, y: np.ndarray, P: np.ndarray, labels: np.ndarray, d: _Inputs) -> np.ndarray:
-    """``d((x_i, y_i), (P_m, labels_m))`` as an (N, M) array (inf where the move is impossible)."""
-    feat = d.norm.distance(X[:, None, :], P[None, :, :], d.gamma)
-    mismatch = y[:, None] != labels[None, :]
-    return feat + np.where(mismatch, d.kappa, 0.0)
-
-
-def finite_support_lower_bound(intercept, coef, X, y, X_aux, y_aux, radius, radius_aux, loss, *, p=1,
-                               gamma=None, kappa=np.inf, attack=None, segment_points: int = 5, pairs=None,
-                               return_distribution: bool = False):
-    r"""A lower bound on ``sup_{Q in B_eps(P_N) ∩ B_eps_aux(P_aux)} E_Q[loss]`` for the FIXED model
-    ``(intercept, coef)``: the same supremum over the Q supported on a finite candidate set S, by an LP.
-
-    S = the feature points of :func:`candidate_support` (both samples; ``segment_points`` interior points
-    on every segment ``[x_i, xhat_j]``, plus the point at ``t* = eps / (eps + eps_aux)``, where the
-    displacement interpolation of an optimal coupling lies, so that S meets the intersection whenever that
-    coupling moves no label), each with each label (a label that cannot reach a sample -- kappa = inf --
-    gets no transport variable).  The LP (HiGHS)::
-
-        max  sum_m loss(s_m) q_m
-        s.t. sum_m pi_im = 1/N,  sum_m pihat_jm = 1/N_aux,  sum_i pi_im = sum_j pihat_jm (= q_m),
-             sum_im d(xi_i, s_m) pi_im <= eps,   sum_jm d(xihat_j, s_m) pihat_jm <= eps_aux,   pi, pihat >= 0
-
-    (total mass exactly 1, not <= 1: spec §2.5.2).  Every feasible ``q`` is a distribution in both balls, so
-    the value is a lower bound; HiGHS's answer (budgets tightened by
-    :data:`~.intersection_plans.BUDGET_MARGIN`) is repaired into exactly feasible plans
-    (:func:`~.intersection_plans.repaired_plans`) and the value is ``sum_m loss(s_m) q_m`` at the repaired ``q``, not the
-    LP's objective; with :func:`static_value_at` (an upper bound) it brackets the exact worst
-    case.  Returns ``-inf`` when no distribution on S lies in both balls (an empty intersection, or a
-    support too coarse: increase ``segment_points``).  With ``return_distribution=True`` returns
-    ``(value, points, labels, q)``.
-    """
-    from scipy.optimize import linprog
-
-    d = validate_inputs(X, y, X_aux, y_aux, radius, radius_aux, loss, p, gamma, kappa, attack)
-    coef = np.asarray(coef, dtype=float).ravel()
-    if coef.shape != (d.n,):
-        raise ParameterError(f"coef must have {d.n} entries, got shape {coef.shape}")
-    b = 0.0 if intercept is None else float(intercept)
-    fractions = (d.eps / (d.eps + d.eps_a),) if d.eps + d.eps_a > 0 else ()
-    pts = candidate_support(d.X, d.Xa, segment_points, fractions, pairs)
-    M0 = pts.shape[0]
-    N, Na = d.X.shape[0], d.Xa.shape[0]
-    if (N + Na) * 2 * M0 > MAX_LP_VARIABLES:
-        raise ProblemTooLargeError(
-            f"the finite-support LP would have up to {(N + Na) * 2 * M0:,} transport variables "
-            f"(limit {MAX_LP_VARIABLES:,}); use fewer segment_points or fewer samples")
-    P = np.vstack([pts, pts])
-    labels = np.concatenate([-np.ones(M0), np.ones(M0)])
-    C = _costs(d.X, d.y, P, labels, d)
-    Ca = _costs(d.Xa, d.ya, P, labels, d)
-    # candidates reachable from both samples only
-    usable = np.isfinite(C).any(axis=0) & np.isfinite(Ca).any(axis=0)
-    P, labels, C, Ca = P[usable], labels[usable], C[:, usable], Ca[:, usable]
-    M = P.shape[0]
-    if M == 0:
-        return (-np.inf, P, labels, np.zeros(0)) if return_distribution else -np.inf
-    losses = d.loss.value(labels * (b + P @ coef) - d.attack_shift(coef))
-
-    ii, mm = np.nonzero(np.isfinite(C))
-    jj, mh = np.nonzero(np.isfinite(Ca))
-    nv, nh = ii.size, jj.size
-    c_obj = -np.concatenate([losses[mm], np.zeros(nh)])
-    # equalities: row sums (N + Na rows), shared marginal (M rows)
-    cols = np.arange(nv + nh)
-    A_rows = sp.csr_matrix((np.ones(nv), (ii, cols[:nv])), shape=(N, nv + nh))
-    A_rows_a = sp.csr_matrix((np.ones(nh), (jj, cols[nv:])), shape=(Na, nv + nh))
-    A_marg = sp.csr_matrix((np.concatenate([np.ones(nv), -np.ones(nh)]), (np.concatenate([mm, mh]), cols)),
-                           shape=(M, nv + nh))
-    A_eq = sp.vstack([A_rows, A_rows_a, A_marg], format="csr")
-    b_eq = np.concatenate([np.full(N, 1.0 / N), np.full(Na, 1.0 / Na), np.zeros(M)])
-    A_ub = sp.csr_matrix(np.vstack([np.concatenate([C[ii, mm], np.zeros(nh)]),
-                                    np.concatenate([np.zeros(nv), Ca[jj, mh]])]))
-    budgets = np.array([d.eps, d.eps_a])
-    infeasible = (-np.inf, P, labels, np.zeros(M)) if return_distribution else -np.inf
-    plans = None
-    # budgets tightened by BUDGET_MARGIN first, so that the repaired plans stay inside the real ones; the real budgets
-    # when that is infeasible (an intersection of (nearly) empty interior), kept only if the repair lands inside
-    for margin in (BUDGET_MARGIN, 0.0):
-        res = linprog(c_obj, A_ub=A_ub, b_ub=budgets * (1.0 - margin), A_eq=A_eq, b_eq=b_eq, bounds=(0, None),
-                      method="highs")
-        if res.status == 2:   # infeasible: no distribution on S lies in both balls
-            continue
-        if res.status != 0:
-            raise SolverError(f"finite-support LP (HiGHS) ended with status {res.status}: {res.message}",
-                              status="solver_error", raw_status=str(res.status), solver="highs")
-        plans = repaired_plans(res.x, ii, mm, jj, mh, C[ii, mm], Ca[jj, mh], N, Na, M)
-        if plans is not None and plans.cost <= d.eps and plans.cost_aux <= d.eps_a:
-            break
-        plans = None
-    if plans is None:
-        return infeasible
-    value = float(losses @ plans.q)       # the repaired q is in both balls: a lower bound (module docstring)
-    if return_distribution:
-        return value, P, labels, plans.q
-    return value
-
-
-__all__ = ["MAX_Z_ENTRIES", "IntersectionResult", "build_intersection_program",
-           "solve_intersection", "static_value_at", "finite_support_lower_bound", "intersection_rows",
-           "candidate_support",
-           "add_dual_norm_rows"]
+__all__ = ["MAX_Z_ENTRIES", "IntersectionResult", "build_intersection_program", "solve_intersection", "static_value_at",
+           "intersection_rows", "add_dual_norm_rows"]

@@ -35,8 +35,8 @@ import scipy.sparse as sp
 from ..exceptions import ParameterError
 from ..gaps import gap_scale
 from ..metrics.transport import wasserstein_distance
-from .intersection import (IntersectionResult, assemble_program, intersection_result, solve_program, validate_inputs,
-                           intersection_rows)
+from .intersection import IntersectionResult, assemble_program, intersection_result, intersection_rows, solve_program
+from .intersection_inputs import validate_inputs
 
 #: samples per separation chunk (rows i x all j x labels at once)
 CHUNK_ELEMENTS = 4_000_000

@@ -1,6 +1,6 @@
 """Exactly feasible transport plans from the finite-support LP of the intersection's lower bound (issue 21).
 
-:func:`drokit.reformulations.intersection.finite_support_lower_bound` maximizes ``sum_m loss(s_m) q_m`` over the
+:func:`drokit.reformulations.intersection_bound.finite_support_lower_bound` maximizes ``sum_m loss(s_m) q_m`` over the
 distributions ``q`` on a finite candidate set that lie in both balls: plans ``pi`` (training samples x candidates) and
 ``pihat`` (auxiliary samples x candidates) with rows ``1/N`` and ``1/N_aux``, one shared column marginal ``q`` and
 costs ``<pi, C> <= eps``, ``<pihat, C_aux> <= eps_aux``.  HiGHS returns them up to its tolerances (1e-7 on the rows,
