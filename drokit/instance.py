@@ -1,10 +1,12 @@
-"""A DRO problem bound to data: loss, resolved ground metric, radius and encoded samples."""
+"""A DRO problem bound to data: loss, resolved ground metric, radius and encoded samples (:class:`DROInstance`, one
+Wasserstein ball), or the training instance with the auxiliary sample of an intersection of two balls
+(:class:`IntersectionInstance`)."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import List, Optional, Tuple
+from typing import List, Optional, Tuple, Union
 
 import numpy as np
 import scipy.sparse as sp
@@ -34,6 +36,9 @@ class DROInstance:
     ``y`` is in {-1, +1} for classification and real for regression.  The hypothesis is
     ``f(x, z) = beta_0 + beta_x^T x + beta_z^T dummies(z)``.
     """
+
+    #: the ambiguity set a method of :mod:`drokit.methods` fits on this kind of bound instance, in words
+    KIND = "a Wasserstein ball"
 
     loss: Loss
     task: str
@@ -203,3 +208,34 @@ class DROInstance:
         levels = self.schema.levels
         mutable = np.isfinite(self.metric.delta)
         return math.prod(int(a) for a in levels[mutable]) if levels.size else 1
+
+
+@dataclass(frozen=True)
+class IntersectionInstance:
+    """An intersection of two Wasserstein balls bound to data (selvi2025 thesis §4.4, Inter-ARO): the training
+    instance (its loss, metric, radius ``eps`` and encoded samples ``P_N``) and the auxiliary sample ``P_aux`` (the
+    second ball's center, numerical features encoded with the training schema, labels in ``{-1, +1}`` coded as the
+    training labels), its radius ``eps_aux``, and ``W(P_N, P_aux)`` with the optimal transport plan of the check
+    ``eps + eps_aux >= W(P_N, P_aux)`` (the intersection is not empty)."""
+
+    #: the ambiguity set a method of :mod:`drokit.methods` fits on this kind of bound instance, in words
+    KIND = "an Intersection of two Wasserstein balls"
+
+    training: DROInstance
+    X_aux: np.ndarray
+    y_aux: np.ndarray
+    radius_aux: float
+    distance: float
+    plan: Optional[np.ndarray] = None
+
+    @property
+    def radius(self) -> float:
+        return self.training.radius
+
+    @property
+    def n_samples(self) -> int:
+        return self.training.n_samples
+
+
+#: what a method of :mod:`drokit.methods` compiles: a problem bound to data, by the kind of its ambiguity set
+BoundInstance = Union[DROInstance, IntersectionInstance]

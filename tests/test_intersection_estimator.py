@@ -61,10 +61,14 @@ def test_errors_are_named():
     with pytest.raises(dk.ParameterError, match="only inside an"):
         dk.DROClassifier(ambiguity=dk.Wasserstein(METRIC, 1.0, center=(Xa, ya))).fit(X, y)
     amb = dk.Wasserstein(METRIC, radius=2 * W) & dk.Wasserstein(METRIC, radius=2 * W, center=(Xa, ya))
-    with pytest.raises(dk.ParameterError, match="method='intersection'"):
+    with pytest.raises(dk.ParameterError, match=r"method='cutting_plane' fits a Wasserstein ball; this problem's "
+                                                r"ambiguity set is an Intersection of two Wasserstein balls: use "
+                                                r"method='auto' or method='intersection'"):
         dk.DROClassifier(ambiguity=amb, method="cutting_plane").fit(X, y)
-    with pytest.raises(dk.ParameterError, match="Intersection ambiguity"):
+    with pytest.raises(dk.ParameterError, match="method='intersection' fits an Intersection of two Wasserstein balls"):
         dk.DROClassifier(ambiguity=dk.Wasserstein(METRIC, 0.1), method="intersection").fit(X, y)
+    with pytest.raises(dk.ParameterError, match="l1_penalty / l2_penalty are not supported with an Intersection"):
+        dk.Problem(ambiguity=amb, l2_penalty=0.1).compile(X, y)
     with pytest.raises(dk.DataError):
         bad = dk.Wasserstein(METRIC, radius=2 * W) & dk.Wasserstein(METRIC, radius=2 * W, center=(Xa, ya + 5))
         dk.DROClassifier(ambiguity=bad).fit(X, y)
@@ -131,3 +135,32 @@ def test_cutting_plane_equals_the_full_static_program(kappa):
                          method_options={"cutting_plane": False}).fit(X, y).result_
     assert a.auxiliary["cutting_plane"] and not b.auxiliary["cutting_plane"]
     assert a.objective == pytest.approx(b.objective, rel=2e-6)
+
+
+def test_the_intersection_is_a_registered_method_of_its_own_bound_instance():
+    """Two balls bind to an IntersectionInstance; ``auto`` tries only the rules of the methods that fit it (the
+    intersection's), every other method refuses it by kind, and the compiled program is the static program."""
+    from drokit.instance import IntersectionInstance
+    from drokit.methods import choose_method, compile_instance, eligible_methods
+    from drokit.models.intersection_problem import bind_intersection
+    from drokit.reformulations.intersection import build_intersection_program
+    X, y, Xa, ya = _data()
+    W = dk.wasserstein_distance((X, y), (Xa, ya), METRIC)
+    amb = dk.Wasserstein(METRIC, radius=0.6 * W) & dk.Wasserstein(METRIC, radius=0.7 * W, center=(Xa, ya))
+    problem = dk.Problem(ambiguity=amb)
+    bound = bind_intersection(problem, X, y)
+    assert isinstance(bound, IntersectionInstance)
+    assert bound.radius == pytest.approx(0.6 * W) and bound.radius_aux == pytest.approx(0.7 * W)
+    assert bound.distance == pytest.approx(W)
+    assert choose_method(bound, "auto") == ("intersection", "auto: an Intersection of two Wasserstein balls")
+    why = eligible_methods(bound)
+    assert why.pop("intersection") is None
+    assert why and all(reason.endswith("use method='auto' or method='intersection'") for reason in why.values())
+    compiled = compile_instance(bound, "auto")
+    expected = build_intersection_program(X, np.where(y == 1, 1.0, -1.0), Xa, np.where(ya == 1, 1.0, -1.0),
+                                          0.6 * W, 0.7 * W, "logistic", p=1, kappa=2.0)
+    assert compiled.method == "intersection" and not compiled.is_built
+    assert compiled.program.n_variables == expected.n_variables
+    assert compiled.program.n_constraints == expected.n_constraints
+    fitted = problem.compile(X, y).solve()
+    assert "[auto: an Intersection of two Wasserstein balls]" in fitted.method_reason

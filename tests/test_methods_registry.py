@@ -59,7 +59,9 @@ def test_refusals_name_the_reason_and_keep_their_error_class():
     assert "radius-0 problem" in why["erm"]
     assert "categorical features can change" in why["closed_form"]
     assert "piecewise-affine loss" in why["box"]
-    assert "Intersection ambiguity set" in why["intersection"]
+    assert why["intersection"].startswith("method='intersection' fits an Intersection of two Wasserstein balls; this "
+                                          "problem's ambiguity set is a Wasserstein ball: use method='auto' or one of "
+                                          "['erm', 'closed_form'")
     assert eligible_methods(_instance(loss="hinge"))["box"] is None
     # an explicit request raises the refusal itself, before any work
     with pytest.raises(dk.ParameterError, match="piecewise-affine loss"):

@@ -1,9 +1,10 @@
 """The registry of methods: a :class:`Method` per way of solving a bound instance, and the rules ``method="auto"`` reads.
 
-A method turns a :class:`~drokit.instance.DROInstance` (a problem bound to data) into what its driver solves:
-a conic program for a back-end (``driver="program"``: ERM, the closed form, the monolithic, box and graph
-programs), the first master of a loop (``driver="cutting_plane"``), or nothing for a pipeline of its own
-(``driver="intersection"``, compiled from the :class:`~drokit.Problem`, not from an instance).  It declares when it does
+A method turns a bound instance (a problem bound to data: a :class:`~drokit.instance.DROInstance`, one Wasserstein
+ball, or for the ``intersection`` method an :class:`~drokit.instance.IntersectionInstance`; its
+:attr:`Method.instance_type`) into what its driver solves: a conic program for a back-end (``driver="program"``: ERM,
+the closed form, the monolithic, box and graph programs), the first master of a loop (``driver="cutting_plane"``), or
+the static program of two balls with its own cutting plane and lower bound (``driver="intersection"``).  It declares when it does
 not apply (:attr:`Method.refusal`: the error an explicit request raises, before any work, or ``None``; its message is
 the reason in words).
 
@@ -50,13 +51,16 @@ class Method:
     :class:`~drokit.ParameterError` or :class:`~drokit.ProblemTooLargeError`, its message the reason) when the method
     does not apply to ``inst``, ``None`` when it does; cheap checks only, ``compile`` may still refuse (the graph
     method's budget lattice is known once it is built).  ``driver``: one of
-    :data:`DRIVERS`.  ``summary``: one line for listings (:func:`describe_methods`)."""
+    :data:`DRIVERS`.  ``summary``: one line for listings (:func:`describe_methods`).  ``instance_type``: the bound
+    instance it fits (:class:`~drokit.instance.DROInstance` unless given); ``auto`` tries only the rules of the
+    methods that fit the instance at hand, and an explicit request for another method is refused."""
 
     name: str
     compile: Callable[[DROInstance, int], object]
     summary: str
     refusal: Callable[[DROInstance, int], Optional[DrokitError]] = always_eligible
     driver: str = "program"
+    instance_type: type = DROInstance
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name or self.name == "auto":
@@ -65,6 +69,27 @@ class Method:
             raise ParameterError(f"driver must be one of {list(DRIVERS)}, got {self.driver!r}")
         if not callable(self.compile) or not callable(self.refusal):
             raise ParameterError(f"method {self.name!r}: compile and refusal must be callables")
+        if not isinstance(self.instance_type, type):
+            raise ParameterError(f"method {self.name!r}: instance_type must be a class, got {self.instance_type!r}")
+
+    def fits(self, inst) -> bool:
+        """Whether this method fits ``inst``'s kind of bound instance (:attr:`instance_type`)."""
+        return isinstance(inst, self.instance_type)
+
+    def kind_refusal(self, inst) -> Optional[ParameterError]:
+        """The error of an explicit request for this method on another kind of bound instance (``None`` when it
+        fits): what it fits, what the problem is, and the methods that fit it."""
+        if self.fits(inst):
+            return None
+        names = [name for name, method in _METHODS.items() if method.fits(inst)]
+        fitting = f" or method={names[0]!r}" if len(names) == 1 else f" or one of {names}" if names else ""
+        return ParameterError(f"method={self.name!r} fits {_kind(self.instance_type)}; this problem's ambiguity set is "
+                              f"{_kind(type(inst))}: use method='auto'{fitting}")
+
+
+def _kind(instance_type: type) -> str:
+    """What a bound-instance class holds, in words (its ``KIND``)."""
+    return getattr(instance_type, "KIND", instance_type.__name__)
 
 
 @dataclass(frozen=True)

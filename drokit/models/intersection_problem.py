@@ -19,38 +19,32 @@ import numpy as np
 
 from ..exceptions import DataError, ParameterError, SolverError
 from ..losses.base import CLASSIFICATION
-from ..instance import DROInstance
+from ..instance import IntersectionInstance
+from ..methods.intersection import program_arguments
+from ..reformulations.dual import CompiledProgram
 from .result import FitResult
 
-REASON = ("intersection of two Wasserstein balls: the static program of selvi2025 Thm 11 with free s, s_hat "
-          "(spec §2.5.2) -- a conservative UPPER bound on the worst-case risk (the exact problem is NP-hard, "
-          "Prop. 18); lower_bound is a finite-support LP at the fitted model")
-
-
 class CompiledIntersection:
-    """Training instance, auxiliary data and radii, checked; :meth:`solve` fits and brackets the model."""
+    """The compiled problem of an :class:`~drokit.instance.IntersectionInstance` (the ``"intersection"`` driver of
+    :mod:`drokit.methods.intersection`): :meth:`solve` fits and brackets the model."""
 
-    method = "intersection"
-    method_reason = REASON
-
-    def __init__(self, instance: DROInstance, X_aux_num: np.ndarray, y_aux_pm: np.ndarray, radius_aux: float,
-                 distance: float, compile_time: float, plan=None):
-        self.instance = instance
-        self.evaluation_instance = instance
-        self.X_aux, self.y_aux = X_aux_num, y_aux_pm
-        self.radius_aux = radius_aux
-        self.distance = distance
-        self.plan = plan  # the optimal transport plan of the emptiness check (reused for the pairs)
+    def __init__(self, bound: IntersectionInstance, compiled: CompiledProgram, compile_time: float):
+        self.bound = bound
+        self.instance = bound.training
+        self.evaluation_instance = bound.training
+        self.X_aux, self.y_aux = bound.X_aux, bound.y_aux
+        self.radius_aux = bound.radius_aux
+        self.distance = bound.distance
+        self.plan = bound.plan  # the optimal transport plan of the emptiness check (reused for the pairs)
+        self.compiled = compiled
+        self.method = compiled.method
+        self.method_reason = compiled.method_reason
         self._pairs_cache = None
         self.compile_time = compile_time
         self.program = None
 
     def _args(self):
-        inst = self.instance
-        metric = inst.metric
-        return dict(X=inst.data.X, y=inst.y, X_aux=self.X_aux, y_aux=self.y_aux, radius=inst.radius,
-                    radius_aux=self.radius_aux, loss=inst.loss, p=metric.numerical.validated_p(),
-                    gamma=np.asarray(metric.gamma, dtype=float), kappa=metric.kappa)
+        return program_arguments(self.bound)
 
     def solve(self, solver: str = "clarabel", solver_options: Optional[Mapping[str, Any]] = None,
               on_inaccurate: str = "raise", verbose: Any = False,
@@ -108,7 +102,7 @@ class CompiledIntersection:
                   f"worst-case risk over the intersection lies in [{lower:.6g}, {out.value:.6g}]")
         program = out.program
         return FitResult(
-            objective=float(out.value), status=out.status, method=self.method, method_reason=REASON,
+            objective=float(out.value), status=out.status, method=self.method, method_reason=self.method_reason,
             solver=out.solver, raw_status=str(cert.get("raw_status", out.status)), lower_bound=float(lower),
             upper_bound=float(out.value), intercept=float(out.intercept), coef=np.asarray(out.coef, dtype=float),
             lambda_=float(out.lam), s=np.asarray(out.s), compile_time=self.compile_time,
@@ -135,17 +129,17 @@ class CompiledIntersection:
         return self._pairs_cache
 
     def to_cvxpy(self):
+        """The static program as a ``cvxpy.Problem`` (returns ``(problem, x)``); for cross-checks."""
         from ..conic.export import to_cvxpy
-        from ..reformulations.intersection import build_intersection_program
-        return to_cvxpy(build_intersection_program(**self._args(), fit_intercept=self.instance.fit_intercept))
+        return to_cvxpy(self.compiled.program)
 
 
-def compile_intersection(problem, X, y, *, categorical_features=None, categories="auto",
-                         sample_weight=None) -> CompiledIntersection:
-    """Bind, encode the auxiliary data, and check the intersection is non-empty (see the module docstring)."""
+def bind_intersection(problem, X, y, *, categorical_features=None, categories="auto",
+                      sample_weight=None) -> IntersectionInstance:
+    """Bind the training data, encode the auxiliary data with the training schema, and check the intersection is
+    non-empty (see the module docstring)."""
     from ..metrics.transport import wasserstein_distance
     from ..validation import as_1d, encode_binary_labels, encode_with_classes, plus_minus_one_labels
-    t0 = time.perf_counter()
     first, second = problem.resolved_ambiguity().balls()
     if sample_weight is not None:
         raise ParameterError("sample_weight is not supported with an Intersection ambiguity set")
@@ -176,4 +170,4 @@ def compile_intersection(problem, X, y, *, categorical_features=None, categories
         raise ParameterError(f"the intersection is empty: radius + radius_aux = {r1 + r2:.6g} < W(P_N, P_aux) = "
                              f"{distance:.6g} (the two balls do not meet); enlarge the radii, e.g. "
                              f"dk.auxiliary_radius(...) for the auxiliary one")
-    return CompiledIntersection(inst, aux.X, y_aux_pm, r2, float(distance), time.perf_counter() - t0, plan=plan)
+    return IntersectionInstance(inst, aux.X, y_aux_pm, r2, float(distance), plan=plan)

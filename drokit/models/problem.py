@@ -163,14 +163,12 @@ class Problem:
                                    categories=categories, max_configurations=max_configurations,
                                    sample_weight=sample_weight)
         if isinstance(self.resolved_ambiguity(), Intersection):
-            if self.validated_penalty("l1_penalty") or self.validated_penalty("l2_penalty"):
-                raise ParameterError("l1_penalty / l2_penalty are not supported with an Intersection ambiguity set")
-            if method not in ("auto", "intersection"):
-                raise ParameterError(f"an Intersection is fitted with method='intersection' (or 'auto'), got "
-                                     f"{method!r}")
-            from .intersection_problem import compile_intersection
-            return compile_intersection(self, X, y, categorical_features=categorical_features,
-                                        categories=categories, sample_weight=sample_weight)
+            # two balls bind to an IntersectionInstance, which the registry's "intersection" method compiles
+            from .intersection_problem import CompiledIntersection, bind_intersection
+            bound = bind_intersection(self, X, y, categorical_features=categorical_features, categories=categories,
+                                      sample_weight=sample_weight)
+            compiled = compile_instance(bound, method, max_configurations)
+            return CompiledIntersection(bound, compiled, time.perf_counter() - t0)
         inst = self.bind(X, y, categorical_features=categorical_features, categories=categories,
                          sample_weight=sample_weight)
         warn_raw_units(inst.metric.numerical, inst.data.X, inst.schema.numerical_names,
