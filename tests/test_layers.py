@@ -128,9 +128,46 @@ def upward_imports() -> Set[str]:
     return out
 
 
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def module_aliases(module: str) -> Dict[str, str]:
+    """The local names that ``module`` binds to other drokit modules (``from . import scores as s``,
+    ``import drokit.evaluation.scores as s``), each with its module."""
+    path = MODULES[module]
+    tree = ast.parse(path.read_text(), filename=str(path))
+    is_package = path.name == "__init__.py"
+    out = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname and alias.name in MODULES:
+                    out[alias.asname] = alias.name
+        elif isinstance(node, ast.ImportFrom):
+            target = _resolve(module, is_package, node.level, node.module or "")
+            for alias in node.names:
+                if f"{target}.{alias.name}" in MODULES:
+                    out[alias.asname or alias.name] = f"{target}.{alias.name}"
+    return out
+
+
+def private_attribute_uses(module: str) -> Set[str]:
+    """``module -> other._name`` for every private name read through an imported module (``scores._batch(...)``)."""
+    aliases = module_aliases(module)
+    if not aliases:
+        return set()
+    tree = ast.parse(MODULES[module].read_text(), filename=str(MODULES[module]))
+    return {f"{module} -> {aliases[node.value.id]}.{node.attr}" for node in ast.walk(tree)
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases
+            and _private(node.attr) and aliases[node.value.id] != module}
+
+
 def private_imports() -> Set[str]:
-    return {f"{m} -> {t}.{name}" for m in MODULES for t, name, _ in imports(m)
-            if name.startswith("_") and not name.startswith("__") and _known(t) != m}
+    """Private names of another module, imported (``from .hull import _name``) or read through the module."""
+    imported = {f"{m} -> {t}.{name}" for m in MODULES for t, name, _ in imports(m)
+                if _private(name) and _known(t) != m}
+    return imported.union(*(private_attribute_uses(m) for m in MODULES))
 
 
 def circles() -> List[List[str]]:
@@ -211,12 +248,14 @@ def test_an_upward_a_private_and_a_circular_import_are_caught(tmp_path, monkeypa
     with a module that imports it back: each rule sees its violation."""
     probe, back = tmp_path / "probe.py", tmp_path / "back.py"
     probe.write_text("from ..evaluation.worst_case_distribution import worst_case\n"
-                     "def f():\n    from .hull import _private_name\n    from . import back\n")
+                     "def f():\n    from .hull import _private_name\n    from . import back\n"
+                     "from . import dp as dynamic\nvalue = dynamic._read_privately\n")
     back.write_text("from . import probe\n")
     monkeypatch.setitem(MODULES, "drokit.oracles.probe", probe)
     monkeypatch.setitem(MODULES, "drokit.oracles.back", back)
     assert "drokit.oracles.probe -> drokit.evaluation.worst_case_distribution" in upward_imports()
     assert "drokit.oracles.probe -> drokit.oracles.hull._private_name" in private_imports()
+    assert "drokit.oracles.probe -> drokit.oracles.dp._read_privately" in private_imports()
     assert ["drokit.oracles.back", "drokit.oracles.probe"] in circles()
 
 

@@ -128,12 +128,12 @@ def test_undecided_lipschitz_needs_an_explicit_declaration(monkeypatch):
     """When sympy cannot take the limits, no grid estimate is accepted: the loss has no certified constant
     (refused with mutable numerical features) unless ``lipschitz=`` declares one, which is then checked
     against the grid's lower bound on sup |L'| (a grid can refute a declaration, never certify one)."""
-    import drokit.losses.symbolic as symbolic
+    import drokit.losses.symbolic_analysis as analysis
 
     def undecided(d1, e, direction):
-        raise symbolic.UndecidedLimit("sympy could not take the limit (test)")
+        raise analysis.UndecidedLimit("sympy could not take the limit (test)")
 
-    monkeypatch.setattr(symbolic, "asymptotic_slope", undecided)
+    monkeypatch.setattr(analysis, "asymptotic_slope", undecided)
     expr = sp.log(1 + sp.exp(-e))
     loss = from_sympy(expr, e)
     assert loss.lipschitz == np.inf and "undecided" in loss.lipschitz_how
@@ -211,7 +211,7 @@ def test_squared_max_affine_losses_get_an_exact_second_order_cone_epigraph():
         program = pb.build()
         sol = get_backend("clarabel").solve(program)
         np.testing.assert_allclose(program.value("t", sol.x), loss.value(grid), atol=1e-6)
-    from drokit.losses.symbolic import squared_pieces_form
+    from drokit.losses.symbolic_forms import squared_pieces_form
     assert squared_pieces_form(sp.Max(1 - e, e - 3) ** 2, e) is None          # the max goes negative: not convex
 
 

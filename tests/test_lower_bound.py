@@ -17,6 +17,7 @@ import pytest
 import drokit as dk
 import drokit.certificates.lagrangian as lg
 import drokit.certificates.lower_bound as lb
+import drokit.certificates.repair as repair
 from drokit.losses.conjugate import conjugate, slope_domain
 from drokit.oracles.enumeration import enumerate_configurations
 from tests.reference import brute_force as bf
@@ -138,7 +139,7 @@ def test_mutation_without_the_penalty_relief_breaks_weak_duality(monkeypatch):
     """The penalty's relief ``min_b (g b + l1 |b| + l2 b^2) <= 0`` left out (the penalized columns' sums taken as
     free): at the fitted model's dual point the bound exceeds the penalized optimum by about ``l2 ||beta||^2``."""
     inst, ref, res = _penalized_fit("logistic", 21, 2, np.inf, l2=0.1)
-    monkeypatch.setattr(lg, "_penalty_relief", lambda g, l1, l2: 0.0)
+    monkeypatch.setattr(lg, "penalty_relief", lambda g, l1, l2: 0.0)     # where the Lagrangian's value looks it up
     bound = lb.certified_lower_bound(inst, res.intercept, res.coef)
     assert bound.value > ref + 1e-4
 
@@ -291,6 +292,6 @@ def test_the_lagrangian_bounds_weighted_gram_in_both_regimes(density):
     w = rng.exponential(size=400) * (rng.random(400) < 0.8)
     dense = A.toarray()
     expected = dense.T @ (w[:, None] * dense)
-    assert (A.nnz <= lg.SPARSE_GRAM_DENSITY * A.shape[0] * A.shape[1]) == (density < lg.SPARSE_GRAM_DENSITY)
-    np.testing.assert_allclose(lg._weighted_gram(A, w), expected, rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(lg._weighted_gram(dense, w), expected, rtol=1e-12, atol=1e-12)
+    assert (A.nnz <= repair.SPARSE_GRAM_DENSITY * A.shape[0] * A.shape[1]) == (density < repair.SPARSE_GRAM_DENSITY)
+    np.testing.assert_allclose(repair._weighted_gram(A, w), expected, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(repair._weighted_gram(dense, w), expected, rtol=1e-12, atol=1e-12)

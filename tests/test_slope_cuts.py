@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 
 import drokit as dk
-from drokit.certificates.lagrangian import column_roles, lagrangian_bound
+from drokit.certificates.lagrangian import lagrangian_bound
+from drokit.certificates.repair import column_roles
 from drokit.reformulations import slope_cuts as sc
 from drokit.oracles import make_oracle
 

@@ -24,12 +24,9 @@ when the dual point is feasible: ``g = sum_k m_k alpha_k sigma_k a_k`` vanishes 
 point is made feasible exactly, in the manner of the barrier solver's certificate
 (:mod:`drokit.solvers.barrier`):
 
-1. free columns: the slopes change by ``r_k sigma_k (A_F c)_k`` with room ``r_k`` to the slope domain's
-   ends, ``c`` solving ``A_F^T diag(m r) A_F c = -g_F`` (valid when ``|A_F c| <= 1``; else a bounded
-   least-squares change by an active set that fixes each row at the end it reaches; failing that, on up to
-   ``BVLS_MAX_ROWS`` rows, a bounded least-squares change in which every row may move back into the domain --
-   the smooth hinge's rows at its flat pieces' slopes 0 and -1 needed it on hepatitis), then once more on the
-   residual;
+1. free columns: the slopes change within the slope domain until ``g_F = 0`` up to rounding -- a least-norm
+   change within each slope's room to the domain's ends, else bounded least squares (:mod:`.repair`, whose
+   docstring states the steps);
 2. budget: when ``S > eps`` the point is mixed with the nominal rows at slope 0,
    ``m' = t m + (1 - t) p`` (nominal), ``alpha = 0`` there, ``t = eps / S``: ``g`` scales by ``t`` (the free
    conditions stay exact) and ``S`` becomes ``eps``.
@@ -39,7 +36,8 @@ The multipliers come from the worst-case distribution of the returned model
 slopes ``alpha_k = L'(u_k)``; at a kink of a piecewise-affine loss the slope starts at the middle of the
 subdifferential, which the repair can move.  At an optimum these are the KKT multipliers, so the bound
 meets the upper bound up to the optimization error of the model.  With an l1 / l2 penalty the penalized
-coefficients' columns need no exact zero: the penalty prices ``g_j`` (:func:`_budget_bound`).
+coefficients' columns need no exact zero: the penalty prices ``g_j`` (:func:`_budget_bound`; the penalty's terms
+and splits in :mod:`.penalty`).
 
 Adversarial losses (DR-ARO, selvi2025 thesis Cor. 8: ``L(u - alpha ||beta_x||_{p*})``, or ``max L(r +- alpha
 ||beta_x||_{p*})`` in regression): the worst attack is a shift of the argument by ``c(beta) = alpha ||beta_x||_{p*}``,
@@ -60,12 +58,11 @@ import scipy.sparse as sp
 
 from ..losses.conjugate import conjugate, slope_domain
 from ..instance import DROInstance
-from ..oracles.design import csr_row_design, sparse_gram
+from ..oracles.design import csr_row_design
 from ..oracles.rows import (ConfigurationRows, FractionalRows, concat_rows, enumerate_configurations, row_margins,
                             take_rows)
-
-#: largest free-column residual |g_F| (relative to max |m alpha|) accepted after the repair: rounding
-RESIDUAL_RTOL = 1e-12
+from .penalty import feasible_member, penalty_gradient, penalty_relief, penalty_split, searched_split
+from .repair import RESIDUAL_RTOL, column_roles, repair_free_columns, slope_room
 
 #: the multiplier program may move a smooth loss's slope this fraction of its room away from ``L'(u_k)``
 SMOOTH_BAND = 1e-3
@@ -77,24 +74,6 @@ KINK_RTOL = 1e-7
 #: rows with less mass than this times their sample's ``p_n`` leave a dual point (:func:`_with_every_sample`)
 MASS_DROP = 1e-15
 
-#: with an l1 penalty a coefficient within this (relative to ``max(1, max |beta|)``) of 0 counts as 0: a solver's
-#: 1e-9 where the lasso's optimum is 0 (its multiplier can then be anywhere in ``[-l1, l1]``, not ``-l1 sign``)
-PENALTY_ZERO_RTOL = 1e-7
-
-#: :func:`_bvls_repair` runs on at most this many rows (a dense bounded least-squares problem of that width;
-#: scipy's BVLS on random problems of 40 columns: 0.04 s at 500 rows, 0.45 s at 1,000, 4.7 s at 2,000)
-BVLS_MAX_ROWS = 1_000
-
-#: its weight on the conditions against the size of the change (relative to the masses' scale)
-BVLS_WEIGHT = 1e6
-
-#: :func:`_weighted_gram` densifies a design of at most this many entries (256 MB)
-DENSE_GRAM_LIMIT = 32_000_000
-
-#: ... unless at most this fraction of its entries are nonzero: a wide one-hot design, whose sparse product is cheaper
-#: (5,000 rows x 310 columns, 2 % nonzero, as the 300-level table: 11.2 -> 4.6 ms, one thread; its fits 2-4 % faster;
-#: synthetic 10 + 10 is 35 % nonzero and census-like 15 %: dense)
-SPARSE_GRAM_DENSITY = 0.05
 #: with a penalty, the split ``g_L = g_1 + g_2`` of the norm-priced columns (:func:`_budget_bound`) is searched
 #: (Powell's method from the best candidate split) when there are at most this many of them.  Any split is a valid
 #: bound, so the search only tightens it: fuzz seed 111386 (pinball, l2 = 0.125, one norm-priced column): the best
@@ -182,24 +161,7 @@ def attack_offset(r: np.ndarray, radius: float, p: float, gamma: Optional[np.nda
     family = (lambda mu: np.maximum(a - mu / gamma, 0.0)) if np.isinf(p_norm) else families.get((float(p), float(p_norm)))
     if family is None:
         return r * (radius / float(np.linalg.norm(r, ord=p)))
-    return sign * _feasible_member(family, lambda h: float(np.linalg.norm(h, ord=p)), radius)
-
-
-def _feasible_member(family, size, radius: float) -> np.ndarray:
-    """``family(mu)`` at the smallest ``mu >= 0`` (by bisection, from the feasible side) with ``size(family(mu)) <=
-    radius``; ``size(family(mu))`` decreases in ``mu``."""
-    lo, hi = 0.0, 1.0
-    while size(family(hi)) > radius and hi < 1e300:
-        hi *= 4.0
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if size(family(mid)) > radius:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo <= 1e-15 * hi:
-            break
-    return family(hi)
+    return sign * feasible_member(family, lambda h: float(np.linalg.norm(h, ord=p)), radius)
 
 
 def lagrangian_bound(inst: DROInstance, rows: ConfigurationRows, mass: np.ndarray, slopes: np.ndarray,
@@ -208,9 +170,10 @@ def lagrangian_bound(inst: DROInstance, rows: ConfigurationRows, mass: np.ndarra
     """Repair the dual point ``(rows, mass, slopes)`` and evaluate its Lagrangian (module docstring).
 
     ``room``: how far each slope may move in the repair (default: its distance to the slope domain's ends).
-    ``bvls``: whether the last resort of the repair, a dense bounded least-squares problem (:func:`_bvls_repair`,
-    seconds at 1,000 rows), may run; a search that bounds many points in passing turns it off.  ``coef``: the
-    model the point comes from, if any (a penalized bound splits the norm-priced columns by it: :func:`_budget_bound`).
+    ``bvls``: whether the last resort of the repair, a dense bounded least-squares problem
+    (:func:`~drokit.certificates.repair._bvls_repair`, seconds at 1,000 rows), may run; a search that bounds many
+    points in passing turns it off.  ``coef``: the model the point comes from, if any (a penalized bound splits the
+    norm-priced columns by it: :func:`_budget_bound`).
     Returns ``-inf`` as the value when the free-column conditions cannot be met.  With an adversarial loss the slopes
     are the attacked loss's and the norm-priced columns may hand ``||h||_p <= alpha sum_k m_k |alpha_k|`` to the attack
     (module docstring)."""
@@ -222,7 +185,7 @@ def lagrangian_bound(inst: DROInstance, rows: ConfigurationRows, mass: np.ndarra
     free, limited = column_roles(inst)
     offset = 1 if inst.fit_intercept else 0
     l1, l2 = float(inst.l1_penalty), float(inst.l2_penalty)
-    # a penalized coefficient's column needs no exact zero (the penalty prices g_j: _penalty_relief); with an l1
+    # a penalized coefficient's column needs no exact zero (the penalty prices g_j: penalty_relief); with an l1
     # penalty alone it needs |g_j| <= l1.  Unpenalized free columns (the intercept) need g_j = 0
     exact = free[free < offset] if inst.penalized else free
     priced = free[free >= offset] if inst.penalized else free[:0]
@@ -242,10 +205,10 @@ def lagrangian_bound(inst: DROInstance, rows: ConfigurationRows, mass: np.ndarra
     repaired = None
     for aim in targets:
         target = np.concatenate([np.zeros(exact.size), aim, g0[limited]])
-        repaired = _repair_free_columns(A[:, kept], target, mass, sigma, slopes, room, lo, hi, bvls)
+        repaired = repair_free_columns(A[:, kept], target, mass, sigma, slopes, room, lo, hi, bvls)
         if repaired is None and limited.size:
-            repaired = _repair_free_columns(A[:, kept[:n_free]], target[:n_free], mass, sigma, slopes, room, lo, hi,
-                                            bvls)
+            repaired = repair_free_columns(A[:, kept[:n_free]], target[:n_free], mass, sigma, slopes, room, lo, hi,
+                                           bvls)
         if repaired is not None:
             break
     if repaired is None:
@@ -264,36 +227,6 @@ def lagrangian_bound(inst: DROInstance, rows: ConfigurationRows, mass: np.ndarra
     return _budget_bound(inst, rows, mass, slopes, residual, value, g, priced, limited, S_c, float(lam0), coef, attack)
 
 
-def _penalty_relief(g: np.ndarray, l1: float, l2: float) -> float:
-    """``sum_j min_b (g_j b + l1 |b| + l2 b^2)``: ``-(|g_j| - l1)_+^2 / (4 l2)`` each, or with ``l2 = 0`` 0 when every
-    ``|g_j| <= l1`` (else ``-inf``)."""
-    excess = np.maximum(np.abs(g) - l1, 0.0)
-    if l2 > 0:
-        return -float(np.sum(excess ** 2)) / (4.0 * l2)
-    return 0.0 if not np.any(excess > 0) else -np.inf
-
-
-def penalty_gradient(inst: DROInstance, coef: np.ndarray, g: Optional[np.ndarray] = None) -> np.ndarray:
-    """``-(l1 sign(beta) + 2 l2 beta)`` per coefficient: the part of ``g = sum_k m_k alpha_k sigma_k a_k`` the penalty
-    pays at a penalized optimum (stationarity ``g_j + l1 s_j + 2 l2 beta_j = 0``, ``s_j`` in the subdifferential of
-    ``|beta_j|``); where ``beta_j = 0``, ``clip(g_j, -l1, l1)`` when ``g`` is given (else 0)."""
-    beta = np.asarray(coef, dtype=float)
-    zero = penalty_zeros(inst, beta)
-    out = -(float(inst.l1_penalty) * np.sign(beta) + 2.0 * float(inst.l2_penalty) * beta)
-    out[zero] = 0.0
-    if g is not None:
-        out = np.where(zero, np.clip(g, -float(inst.l1_penalty), float(inst.l1_penalty)), out)
-    return out
-
-
-def penalty_zeros(inst: DROInstance, beta: np.ndarray) -> np.ndarray:
-    """The coefficients an l1 penalty holds at 0 (within :data:`PENALTY_ZERO_RTOL`; none without an l1 penalty)."""
-    beta = np.asarray(beta, dtype=float)
-    if not inst.l1_penalty:
-        return beta == 0
-    return np.abs(beta) <= PENALTY_ZERO_RTOL * max(1.0, float(np.max(np.abs(beta), initial=0.0)))
-
-
 def _budget_bound(inst: DROInstance, rows, mass, slopes, residual, value, g, priced, limited, S_c, lam0,
                   coef: Optional[np.ndarray] = None, attack=None) -> LowerBound:
     """The Lagrangian's minimum over the feasible ``(theta, lam)`` once the free columns are repaired: ``sum value +
@@ -301,14 +234,14 @@ def _budget_bound(inst: DROInstance, rows, mass, slopes, residual, value, g, pri
     the intercept is not penalized; 0 without one):
 
     * a penalized free column (dummies, immutable numerical features) gives ``min_b (g_j b + l1 |b| + l2 b^2)``
-      (:func:`_penalty_relief`);
+      (:func:`penalty_relief`);
     * the norm-priced numerical columns split ``g_L = g_1 + g_2``: ``g_1`` is paid by the budget (the cone
       ``lip ||Gamma^{-1} beta_L||_* <= lam``: ``spent = S_c + ||Gamma g_1||_p / lip``, giving ``lam_0 (eps -
       spent)``), ``g_2`` by the penalty.  Any split is valid; without a penalty ``g_2 = 0``, with one the best of
       ``g_2 = 0``, the soft threshold ``g_2 = clip(g_L, -l1, l1)`` (free for the penalty, the smallest ``g_1`` per
       entry), given the model ``coef``, ``g_2`` = the penalty's gradient (:func:`penalty_gradient`, tight at a
       penalized optimum), and with an l2 penalty the split that leaves the penalty the least within the budget
-      (:func:`penalty_split`); then, from the best of these, the split maximizing the bound (:func:`_searched_split`,
+      (:func:`penalty_split`); then, from the best of these, the split maximizing the bound (:func:`searched_split`,
       up to :data:`SPLIT_SEARCH_MAX` columns);
     * an adversarial loss (``attack = (p, A)``, ``A = alpha sum_k m_k |alpha_k|``) takes ``h`` with ``||h||_p <= A`` off
       what the budget pays: ``g_1 = g_L - g_2 - h`` (:func:`attack_offset`);
@@ -330,11 +263,11 @@ def _budget_bound(inst: DROInstance, rows, mass, slopes, residual, value, g, pri
         norm = float(np.linalg.norm(gamma * rest, ord=p_norm)) if limited.size else 0.0
         spent = S_c + (norm / lip if lip > 0 else (np.inf if norm > 0 else 0.0))
         if spent <= eps:
-            relief = _penalty_relief(g[priced], l1, l2) + _penalty_relief(g2, l1, l2)
+            relief = penalty_relief(g[priced], l1, l2) + penalty_relief(g2, l1, l2)
             return base + lam0 * (eps - spent) + relief, 1.0
         t = eps / spent if np.isfinite(spent) else 0.0
         at_zero = float(conjugate(loss, np.zeros(1))[0])
-        relief = _penalty_relief(t * g[priced], l1, l2) + _penalty_relief(t * g2, l1, l2)
+        relief = penalty_relief(t * g[priced], l1, l2) + penalty_relief(t * g2, l1, l2)
         return t * base - (1.0 - t) * float(np.sum(inst.p)) * at_zero + relief, t
 
     best, scale = bound_with(np.zeros(limited.size))
@@ -351,61 +284,11 @@ def _budget_bound(inst: DROInstance, rows, mass, slopes, residual, value, g, pri
         if candidate > best:
             best, scale, best_split = candidate, t, g2
     if inst.penalized and 0 < limited.size <= SPLIT_SEARCH_MAX and np.isfinite(best):
-        g2 = _searched_split(lambda x: bound_with(x)[0], best_split, scale=max(1.0, abs(best)))
+        g2 = searched_split(lambda x: bound_with(x)[0], best_split, scale=max(1.0, abs(best)))
         candidate, t = bound_with(g2)
         if candidate > best:
             best, scale = candidate, t
     return LowerBound(float(best), rows, mass, slopes, scale, residual)
-
-
-def _searched_split(bound_of, start: np.ndarray, scale: float) -> np.ndarray:
-    """The split ``g_2`` maximizing ``bound_of`` (concave in ``g_2``: a budget term ``-lam_0 ||Gamma (g_L - g_2)||_p /
-    lip`` or its mixing, and the penalty's ``-(|g_2| - l1)_+^2 / (4 l2)``), by Powell's derivative-free method from
-    ``start`` (the objective has kinks); the caller evaluates the result exactly, so a poor search costs tightness
-    only."""
-    from scipy.optimize import minimize
-
-    def objective(x):
-        value = bound_of(np.asarray(x, dtype=float))
-        return -value / scale if np.isfinite(value) else 1e300
-
-    start = np.asarray(start, dtype=float)
-    try:
-        found = minimize(objective, start, method="Powell",
-                         options={"xtol": 1e-12, "ftol": 1e-15, "maxfev": 400 * max(1, start.size)})
-    except (ValueError, FloatingPointError):       # pragma: no cover - the candidates' split stands
-        return start
-    return np.asarray(found.x, dtype=float).reshape(start.shape)
-
-
-def penalty_split(g_L: np.ndarray, gamma: np.ndarray, p_norm: float, room: float, l1: float) -> np.ndarray:
-    """The penalty's part ``g_2`` of the norm-priced columns' sums ``g_L = g_1 + g_2`` that leaves it the least to pay
-    when the budget takes at most ``room``: ``min sum_j (|g_2j| - l1)_+^2  s.t.  ||gamma g_1||_p <= room``
-    (with an l2 penalty, :func:`_penalty_relief` is ``-1 / (4 l2)`` times the objective).  With ``a_j = (|g_Lj| -
-    l1)_+`` the budget takes ``g_1j = sign(g_Lj) delta_j``, ``0 <= delta_j <= a_j``, and the penalty pays ``(a_j -
-    delta_j)^2``: ``delta = a`` when it fits; else for ``p = inf`` ``delta_j = min(a_j, room / gamma_j)``, for ``p =
-    1`` ``delta_j = clip(a_j - mu gamma_j / 2, 0, a_j)`` and for ``p = 2`` ``delta_j = a_j / (1 + mu gamma_j^2)``,
-    with the multiplier ``mu`` found by bisection so that the budget is met (from the feasible side); other ``p``
-    scale ``a`` onto the budget (feasible, not optimal).  Any split gives a valid bound (:func:`_budget_bound`)."""
-    a = np.maximum(np.abs(g_L) - l1, 0.0)
-    sign = np.sign(g_L)
-
-    def used(delta):
-        return float(np.linalg.norm(gamma * delta, ord=p_norm))
-
-    if room <= 0 or not np.any(a > 0):
-        delta = np.zeros_like(a)
-    elif used(a) <= room:
-        delta = a
-    elif np.isinf(p_norm):
-        delta = np.minimum(a, room / gamma)
-    elif p_norm in (1.0, 2.0):
-        def shrink(mu):
-            return np.clip(a - 0.5 * mu * gamma, 0.0, a) if p_norm == 1.0 else a / (1.0 + mu * gamma ** 2)
-        delta = _feasible_member(shrink, used, room)
-    else:
-        delta = a * (room / used(a))
-    return g_L - sign * delta
 
 
 # ------------------------------------------------------------------------------------------ pieces
@@ -430,13 +313,6 @@ def initial_slopes(loss, u: np.ndarray):
     left = np.where(active, a, np.inf).min(axis=1)
     right = np.where(active, a, -np.inf).max(axis=1)
     return 0.5 * (left + right), 0.5 * (right - left)
-
-
-def slope_room(alpha: np.ndarray, lo: float, hi: float) -> np.ndarray:
-    """How far each slope may move and stay in the slope domain ``[lo, hi]``: the distance to its nearer end,
-    capped at ``1 + |alpha|`` (a loss growing faster than linearly has an unbounded domain)."""
-    alpha = np.asarray(alpha, dtype=float)
-    return np.minimum(np.minimum(alpha - lo, hi - alpha), 1.0 + np.abs(alpha))
 
 
 def _with_every_sample(inst, rows, mass, slopes, room, lo, hi):
@@ -478,152 +354,3 @@ def row_matrix(inst: DROInstance, rows: ConfigurationRows) -> sp.csr_matrix:
     if isinstance(rows, FractionalRows):
         return rows.matrix
     return csr_row_design(inst, rows)
-
-
-def column_roles(inst: DROInstance):
-    """Positions in ``theta = [intercept, coef]`` of the free columns and of the norm-priced numerical ones;
-    the rest (``fixed_zero``; numerical with ``gamma = 0`` at a positive radius) are fixed at 0."""
-    offset = 1 if inst.fit_intercept else 0
-    n_theta = offset + inst.schema.n_encoded
-    gamma = np.asarray(inst.metric.gamma, dtype=float)
-    numerical = offset + np.arange(inst.n_numerical)
-    fixed = np.zeros(n_theta, dtype=bool)
-    fixed[offset + np.asarray(inst.fixed_zero, dtype=int)] = True
-    limited = np.zeros(n_theta, dtype=bool)
-    if inst.radius > 0:
-        fixed[numerical[gamma == 0]] = True
-        limited[numerical[np.isfinite(gamma) & (gamma > 0)]] = True
-    limited &= ~fixed
-    free = ~fixed & ~limited
-    return np.flatnonzero(free), np.flatnonzero(limited)
-
-
-def _repair_free_columns(A_C: sp.csr_matrix, target: np.ndarray, mass, sigma, slopes, room, lo, hi,
-                         bvls: bool = True) -> Optional[np.ndarray]:
-    """Slopes changed so that ``A_C^T (m alpha sigma) = target`` (the free columns' zeros, and the norm-priced
-    columns' current values): the least-norm change ``alpha + r sigma (A_C c)`` within the preferred
-    ``room`` (or, when that step leaves it, a bounded least-squares change anywhere in the slope domain),
-    then least-norm corrections of the residual within the domain; ``None`` if no change meets the
-    conditions."""
-    if A_C.shape[1] == 0:
-        return slopes
-
-    def met(alpha) -> bool:
-        residual = np.max(np.abs(A_C.T @ (mass * alpha * sigma) - target))
-        return residual <= RESIDUAL_RTOL * max(1.0, float(np.max(np.abs(mass * alpha), initial=0.0)))
-
-    def refined(alpha):
-        for _ in range(2):
-            if met(alpha):
-                return alpha
-            step = _least_norm_step(A_C, target, mass, sigma, alpha, slope_room(alpha, lo, hi), lo, hi)
-            if step is None:
-                break
-            alpha = step
-        return alpha if met(alpha) else None
-
-    if met(slopes):
-        return slopes
-    first = _least_norm_step(A_C, target, mass, sigma, slopes, room, lo, hi)
-    out = refined(first) if first is not None else None
-    if out is None:
-        bounded = _bounded_repair(A_C, target, mass, sigma, slopes, lo, hi)
-        out = refined(bounded) if bounded is not None else None
-    if out is None and bvls and A_C.shape[0] <= BVLS_MAX_ROWS:
-        candidate = _bvls_repair(A_C, target, mass, sigma, slopes, lo, hi)
-        out = refined(candidate) if candidate is not None else None
-    return out
-
-
-def _bvls_repair(A_C, target, mass, sigma, alpha, lo, hi) -> Optional[np.ndarray]:
-    """A small change ``d`` with ``A_C^T (m sigma (alpha + d)) ~= target`` and ``lo <= alpha + d <= hi``, every row
-    free to move into the domain (the active set of :func:`_bounded_repair` fixes a row at the end it reached,
-    and some conditions then need the rows at a flat piece's slope to move inward): bounded least squares on
-    ``[w B'; I] d ~= [w r; 0]`` (``B`` the rows ``m_k sigma_k a_k``), to be polished by the least-norm steps;
-    None when scipy's solver fails."""
-    from scipy.optimize import lsq_linear
-    a0 = np.clip(np.asarray(alpha, dtype=float), lo, hi)
-    B = sp.csr_matrix(A_C.multiply((mass * sigma)[:, None])).toarray()
-    r = target - B.T @ a0
-    scale = max(float(np.max(np.abs(B), initial=0.0)), 1e-300)
-    w = BVLS_WEIGHT / scale
-    C = np.vstack([w * B.T, np.eye(B.shape[0])])
-    rhs = np.concatenate([w * r, np.zeros(B.shape[0])])
-    lower = np.where(np.isfinite(lo), lo - a0, -np.inf)
-    upper = np.where(np.isfinite(hi), hi - a0, np.inf)
-    if not (np.all(np.isfinite(C)) and np.all(np.isfinite(rhs))):
-        return None
-    try:
-        res = lsq_linear(C, rhs, bounds=(lower, upper), method="bvls")
-    except (np.linalg.LinAlgError, ValueError):    # an SVD that does not converge (sample weights: integer masses)
-        return None
-    return np.clip(a0 + res.x, lo, hi)
-
-
-def _weighted_gram(A: sp.csr_matrix, w: np.ndarray) -> np.ndarray:
-    """``A' diag(w) A`` for ``w >= 0``: as ``X' X`` with ``X = diag(sqrt(w)) A`` dense when it fits in
-    :data:`DENSE_GRAM_LIMIT` (one symmetric rank-k update; scipy.sparse's product of a 110,000-row design with few
-    columns took 0.3 s of a 0.4 s bound), as the sparse product ``A' (diag(w) A)`` when ``A`` is sparse with at most
-    :data:`SPARSE_GRAM_DENSITY` of its entries nonzero, by blocks of dense rows otherwise."""
-    w = np.maximum(w, 0.0)
-    if sp.issparse(A) and A.nnz <= SPARSE_GRAM_DENSITY * A.shape[0] * A.shape[1]:
-        A = sp.csr_matrix(A)
-        return np.asarray((A.T @ A.multiply(w[:, None]).tocsr()).todense())
-    root = np.sqrt(w)
-    if A.shape[0] * A.shape[1] <= DENSE_GRAM_LIMIT:
-        X = A.toarray() if sp.issparse(A) else np.array(A, dtype=float)
-        X *= root[:, None]
-        return X.T @ X
-    # larger: densified a block of rows at a time (scipy.sparse's X' X took 18 s of a 117 s fit at 1M rows)
-    return sparse_gram(A, root)
-
-
-def _least_norm_step(A_C, target, mass, sigma, alpha, room, lo, hi) -> Optional[np.ndarray]:
-    """``alpha + r sigma (A_C c)`` with ``c`` solving ``A_C^T diag(m r) A_C c = target - A_C^T (m alpha sigma)``;
-    ``None`` when some ``|(A_C c)_k| > 1`` (the step would leave the room)."""
-    g = A_C.T @ (mass * alpha * sigma) - target
-    if not np.any(g):
-        return alpha
-    gram = _weighted_gram(A_C, mass * room)
-    if not (np.all(np.isfinite(gram)) and np.all(np.isfinite(g))):
-        return None
-    try:
-        c = np.linalg.lstsq(gram, -g, rcond=1e-12)[0]   # drop the near-null directions: no huge steps
-    except np.linalg.LinAlgError:
-        return None
-    step = np.asarray(A_C @ c).ravel()
-    if not np.all(np.abs(step) <= 1.0):
-        return None
-    return np.clip(alpha + room * sigma * step, lo, hi)
-
-
-def _bounded_repair(A_C, target, mass, sigma, alpha, lo, hi, max_iter: int = 30) -> Optional[np.ndarray]:
-    """The smallest change ``d`` (least squares) with ``A_C^T (m sigma (alpha + d)) = target`` and
-    ``lo <= alpha + d <= hi``, by an active set: the least-norm change over the movable rows, rows that leave
-    the domain clipped to its end and fixed there, repeated (a few rounds; ``None`` if it does not settle)."""
-    alpha = np.clip(np.asarray(alpha, dtype=float).copy(), lo, hi)
-    movable = mass > 0
-    B = sp.csr_matrix(A_C.multiply((mass * sigma)[:, None]))           # row k: m_k sigma_k a_k
-    for _ in range(max_iter):
-        r = target - B.T @ alpha
-        if not np.any(r):
-            return alpha
-        Bm = B[np.flatnonzero(movable)]
-        gram = np.asarray((Bm.T @ Bm).todense())
-        if not (np.all(np.isfinite(gram)) and np.all(np.isfinite(r))):
-            return None
-        try:
-            c = np.linalg.lstsq(gram, r, rcond=1e-12)[0]
-        except np.linalg.LinAlgError:
-            return None
-        d = np.zeros_like(alpha)
-        d[movable] = np.asarray(Bm @ c).ravel()
-        new = alpha + d
-        out = movable & ((new < lo) | (new > hi))
-        alpha = np.clip(new, lo, hi)
-        if not out.any():
-            return alpha
-        movable &= ~out
-        if not movable.any():
-            return None
-    return None

@@ -9,17 +9,17 @@ from typing import Optional
 import numpy as np
 import scipy.sparse as sp
 
-from .lagrangian import (BVLS_MAX_ROWS, KINK_RTOL, MASS_DROP, RESIDUAL_RTOL, SMOOTH_BAND,
-                                       SPARSE_GRAM_DENSITY, LowerBound, attack_offset, attack_pieces, attacked_loss,
-                                       column_roles, initial_slopes, lagrangian_bound, loss_arguments,
-                                       penalty_gradient, penalty_split, penalty_zeros, row_matrix, slope_room)
+from .lagrangian import (KINK_RTOL, MASS_DROP, SMOOTH_BAND, LowerBound, attack_offset, attack_pieces, attacked_loss,
+                         initial_slopes, lagrangian_bound, loss_arguments, row_matrix)
+from .penalty import penalty_gradient, penalty_split, penalty_zeros
+from .repair import BVLS_MAX_ROWS, RESIDUAL_RTOL, SPARSE_GRAM_DENSITY, column_roles, slope_room
 from ..gaps import gap_scale
 from ..losses.conjugate import slope_domain
 from ..instance import DROInstance
 from ..oracles.rows import ConfigurationRows, FractionalRows, concat_rows, row_losses, take_rows, unique_rows
 
-#: what this module defines, and the Lagrangian certificate's names it hands on (their home is
-#: :mod:`drokit.certificates.lagrangian`)
+#: what this module defines, and the Lagrangian certificate's names it hands on (their homes are
+#: :mod:`drokit.certificates.lagrangian`, :mod:`~drokit.certificates.penalty` and :mod:`~drokit.certificates.repair`)
 __all__ = ["certified_lower_bound", "kkt_multipliers", "CANDIDATE_RTOLS", "KKT_MAX_ROWS", "LowerBound",
            "lagrangian_bound", "attack_offset", "penalty_gradient", "penalty_split", "penalty_zeros", "FractionalRows",
            "BVLS_MAX_ROWS", "KINK_RTOL", "MASS_DROP", "RESIDUAL_RTOL", "SMOOTH_BAND", "SPARSE_GRAM_DENSITY"]
@@ -143,7 +143,7 @@ def kkt_multipliers(inst: DROInstance, rows: ConfigurationRows, intercept: float
     weighted = sp.csr_matrix(A.multiply(sigma[:, None])).T.tocsr()     # one row per column of theta
     offset = 1 if inst.fit_intercept else 0
     # unpenalized free columns (the intercept; every free column without a penalty) need g_j = 0 (soft, weight M);
-    # a penalized one is priced by the penalty's conjugate, whatever the model's signs (_penalty_relief)
+    # a penalized one is priced by the penalty's conjugate, whatever the model's signs (penalty_relief)
     exact = free[free < offset] if inst.penalized else free
     priced = free[free >= offset] if inst.penalized else free[:0]
     if exact.size:
@@ -203,9 +203,9 @@ def kkt_multipliers(inst: DROInstance, rows: ConfigurationRows, intercept: float
 
 def _penalty_conjugate(pb, g, l1: float, l2: float, weight: float):
     """The penalty's price of the column sums ``g`` in the multiplier program: ``sum_j (|g_j| - l1)_+^2 / (4 l2)``
-    (minus :func:`_penalty_relief`), through ``e_j >= |g_j| - l1``, ``e_j >= 0`` and the rotated cone ``e_j^2 <= 4 l2
-    q_j`` written as ``||(e_j, l2 - q_j)||_2 <= l2 + q_j``; with ``l2 = 0`` the condition ``|g_j| <= l1`` (soft,
-    weight ``weight`` on ``sum e_j``)."""
+    (minus :func:`~drokit.certificates.penalty.penalty_relief`), through ``e_j >= |g_j| - l1``, ``e_j >= 0`` and the
+    rotated cone ``e_j^2 <= 4 l2 q_j`` written as ``||(e_j, l2 - q_j)||_2 <= l2 + q_j``; with ``l2 = 0`` the condition
+    ``|g_j| <= l1`` (soft, weight ``weight`` on ``sum e_j``)."""
     from ..conic.builder import Affine
     e = pb.aux("penalty_excess", g.size)
     pb.add_nonneg(Affine.vstack([e, e - g + l1, e + g + l1]))

@@ -2,7 +2,8 @@
 scores (ACE, AUC, accuracy, log-loss) and robustness reports over perturbed test sets; the OT-with-moment
 stability criterion (how much perturbation breaks a model, which features are fragile)."""
 
-from .robustness import METRICS, RobustnessReport, robustness_report
+from .report import METRICS, RobustnessReport
+from .robustness import robustness_report
 from .scores import (accuracy, adaptive_calibration_error, expected_calibration_error, log_loss,
                      roc_auc)
 from .stability import (FeatureStability, StabilityCurve, StabilityResult, feature_stability, stability,

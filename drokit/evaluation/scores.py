@@ -136,7 +136,7 @@ def adaptive_calibration_error(y_true, proba, n_bins: int = 10, *, pos_label=Non
     unequal sizes when ``n`` is not a multiple of ``K``.  The value lies in [0, 1]; 0 is perfect.
     """
     y, p = _prepared(y_true, proba, pos_label, "adaptive_calibration_error")
-    return float(_ace_batch(y, p[None], check_n_bins(n_bins, "adaptive_calibration_error"))[0])
+    return float(ace_batch(y, p[None], check_n_bins(n_bins, "adaptive_calibration_error"))[0])
 
 
 def expected_calibration_error(y_true, proba, n_bins: int = 10, *, pos_label=None) -> float:
@@ -150,7 +150,7 @@ def expected_calibration_error(y_true, proba, n_bins: int = 10, *, pos_label=Non
     .. math:: \mathrm{ECE} = \frac{1}{n} \sum_{b=0}^{K-1} \Bigl|\sum_{i \in B_b} (y_i - p_i)\Bigr| .
     """
     y, p = _prepared(y_true, proba, pos_label, "expected_calibration_error")
-    return float(_ece_batch(y, p[None], check_n_bins(n_bins, "expected_calibration_error"))[0])
+    return float(ece_batch(y, p[None], check_n_bins(n_bins, "expected_calibration_error"))[0])
 
 
 def roc_auc(y_true, score, *, pos_label=None, ties: str = "half") -> float:
@@ -170,7 +170,7 @@ def roc_auc(y_true, score, *, pos_label=None, ties: str = "half") -> float:
     y, s = _prepared(y_true, score, pos_label, "roc_auc", probability=False)
     ties = check_auc_ties(ties)
     _check_both_classes(y, "roc_auc")
-    return float(_auc_batch(y, s[None], ties)[0])
+    return float(auc_batch(y, s[None], ties)[0])
 
 
 def accuracy(y_true, proba, *, threshold: float = 0.5, pos_label=None) -> float:
@@ -184,7 +184,7 @@ def accuracy(y_true, proba, *, threshold: float = 0.5, pos_label=None) -> float:
     y, p = _prepared(y_true, proba, pos_label, "accuracy")
     if isinstance(threshold, (bool, np.bool_)) or not isinstance(threshold, Real) or not 0 <= threshold <= 1:
         raise ParameterError(f"accuracy: threshold must be a number in [0, 1], got {threshold!r}")
-    return float(_accuracy_batch(y, p[None], float(threshold))[0])
+    return float(accuracy_batch(y, p[None], float(threshold))[0])
 
 
 def log_loss(y_true, proba, *, pos_label=None) -> float:
@@ -194,7 +194,7 @@ def log_loss(y_true, proba, *, pos_label=None) -> float:
         \qquad \tilde p_i = \min(\max(p_i, 10^{-15}), 1 - 10^{-15}) .
     """
     y, p = _prepared(y_true, proba, pos_label, "log_loss")
-    return float(_log_loss_batch(y, p[None])[0])
+    return float(log_loss_batch(y, p[None])[0])
 
 
 def _check_both_classes(y: np.ndarray, where: str) -> None:
@@ -213,7 +213,7 @@ def stable_order(P: np.ndarray) -> np.ndarray:
     return np.argsort(P, axis=1, kind="stable")
 
 
-def _ace_batch(y: np.ndarray, P: np.ndarray, n_bins: int, order: Optional[np.ndarray] = None) -> np.ndarray:
+def ace_batch(y: np.ndarray, P: np.ndarray, n_bins: int, order: Optional[np.ndarray] = None) -> np.ndarray:
     """ACE of each row (see :func:`adaptive_calibration_error`): ``(1/n) sum_b |sum_{B_b} (y - p)|``."""
     n = P.shape[1]
     order = stable_order(P) if order is None else order
@@ -223,7 +223,7 @@ def _ace_batch(y: np.ndarray, P: np.ndarray, n_bins: int, order: Optional[np.nda
     return np.abs(np.add.reduceat(residual, starts, axis=1)).sum(axis=1) / n
 
 
-def _ece_batch(y: np.ndarray, P: np.ndarray, n_bins: int) -> np.ndarray:
+def ece_batch(y: np.ndarray, P: np.ndarray, n_bins: int) -> np.ndarray:
     """ECE of each row (see :func:`expected_calibration_error`), by one ``bincount`` over all rows."""
     k, n = P.shape
     edges = np.arange(n_bins + 1) / n_bins
@@ -233,7 +233,7 @@ def _ece_batch(y: np.ndarray, P: np.ndarray, n_bins: int) -> np.ndarray:
     return np.abs(sums).sum(axis=1) / n
 
 
-def _auc_batch(y: np.ndarray, S: np.ndarray, ties: str = "half",
+def auc_batch(y: np.ndarray, S: np.ndarray, ties: str = "half",
                order: Optional[np.ndarray] = None) -> np.ndarray:
     """AUC of each row (see :func:`roc_auc`); ``y`` must hold both classes.
 
@@ -269,15 +269,16 @@ def _tie_groups(s: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
     return first, np.ascontiguousarray(last)
 
 
-def _accuracy_batch(y: np.ndarray, P: np.ndarray, threshold: float = 0.5) -> np.ndarray:
+def accuracy_batch(y: np.ndarray, P: np.ndarray, threshold: float = 0.5) -> np.ndarray:
     return ((P > threshold) == (y > 0.5)).mean(axis=1)
 
 
-def _log_loss_batch(y: np.ndarray, P: np.ndarray) -> np.ndarray:
+def log_loss_batch(y: np.ndarray, P: np.ndarray) -> np.ndarray:
     p = np.clip(P, LOG_LOSS_EPS, 1.0 - LOG_LOSS_EPS)
     return -np.where(y > 0.5, np.log(p), np.log1p(-p)).mean(axis=1)
 
 
 __all__ = ["adaptive_calibration_error", "expected_calibration_error", "roc_auc", "accuracy", "log_loss",
-           "binary_targets", "LOG_LOSS_EPS", "AUC_TIES"]
+           "binary_targets", "LOG_LOSS_EPS", "AUC_TIES", "ace_batch", "ece_batch", "auc_batch", "accuracy_batch",
+           "log_loss_batch"]
 

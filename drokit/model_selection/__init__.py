@@ -5,6 +5,8 @@
 drokit's estimators also work with scikit-learn's ``GridSearchCV`` (``{"ambiguity__radius": [...]}``).
 """
 
-from .sweep import CONVENIENCE_KEYS, FitFailedError, SweepResult, cross_validate_grid
+from .grid import CONVENIENCE_KEYS
+from .result import FitFailedError, SweepResult
+from .sweep import cross_validate_grid
 
 __all__ = ["cross_validate_grid", "SweepResult", "FitFailedError", "CONVENIENCE_KEYS"]

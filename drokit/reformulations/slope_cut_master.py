@@ -11,7 +11,7 @@ from typing import List, Tuple
 import numpy as np
 import scipy.sparse as sp
 
-from ..certificates.lagrangian import column_roles
+from ..certificates.repair import column_roles
 from ..instance import DROInstance
 from ..losses.conjugate import conjugate
 from ..oracles.rows import FractionalRows
