@@ -38,6 +38,15 @@ def real_number(value, name: str) -> float:
     return float(value)
 
 
+def nonnegative_real(value, name: str) -> float:
+    """``value`` as a finite float ``>= 0`` (a radius, a penalty weight): :func:`real_number`, then the range; a
+    :class:`ParameterError` naming ``name`` otherwise."""
+    r = real_number(value, name)
+    if not (np.isfinite(r) and r >= 0):
+        raise ParameterError(f"{name} must be finite and >= 0, got {value!r}")
+    return r
+
+
 class OneOf:
     """The value is one of ``choices`` (a tuple, or a function returning one: a registry read at check time);
     ``normalize`` (e.g. ``str.lower``) is applied to a string value before the comparison."""

@@ -47,7 +47,7 @@ def test_a_huge_penalty_gives_the_constant_model():
     np.testing.assert_allclose(clf.coef_, 0.0, atol=1e-6)
 
 
-@pytest.mark.parametrize("bad", [-0.1, np.nan, "a"])
+@pytest.mark.parametrize("bad", [-0.1, np.nan, np.inf, "a", "0.1", True])
 def test_bad_penalty(bad):
     """Either penalty: a clear error naming it."""
     X, y = two_plus_two_frame(n=20)

@@ -8,11 +8,10 @@ described in :mod:`drokit.ambiguity.intersection`).
 
 from __future__ import annotations
 
-import numpy as np
 
 from ..exceptions import ParameterError
 from ..metrics.ground import GroundMetric
-from ..params import ParamsMixin, component, real_number
+from ..params import ParamsMixin, component, nonnegative_real
 
 
 class Wasserstein(ParamsMixin):
@@ -42,10 +41,7 @@ class Wasserstein(ParamsMixin):
         return tuple(self.center)
 
     def validated_radius(self) -> float:
-        r = real_number(self.radius, "Wasserstein radius")
-        if not np.isfinite(r) or r < 0:
-            raise ParameterError(f"Wasserstein radius must be finite and >= 0, got {self.radius!r}")
-        return r
+        return nonnegative_real(self.radius, "Wasserstein radius")
 
     def validated_metric(self) -> GroundMetric:
         metric = component(self, "metric")

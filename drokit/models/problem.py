@@ -17,7 +17,7 @@ import numpy as np
 
 from ..ambiguity.wasserstein import Wasserstein
 from ..methods import MAX_CONFIGURATIONS, compile_instance
-from ..params import component
+from ..params import component, nonnegative_real
 from ..exceptions import DataError, ParameterError
 from ..losses import Loss, get_loss
 from ..losses.base import CLASSIFICATION, REGRESSION
@@ -58,14 +58,7 @@ class Problem:
 
     def validated_penalty(self, name: str) -> float:
         """``l1_penalty`` or ``l2_penalty`` as a finite number >= 0 (ParameterError otherwise)."""
-        value = getattr(self, name)
-        try:
-            g = float(value)
-        except (TypeError, ValueError):
-            raise ParameterError(f"{name} must be a number >= 0, got {value!r}") from None
-        if not (np.isfinite(g) and g >= 0):
-            raise ParameterError(f"{name} must be a finite number >= 0, got {value!r}")
-        return g
+        return nonnegative_real(getattr(self, name), name)
 
     # ------------------------------------------------------------------ binding
     def resolved_loss(self) -> Loss:

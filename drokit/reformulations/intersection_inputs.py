@@ -14,6 +14,7 @@ from typing import Optional, Tuple
 import numpy as np
 
 from ..exceptions import DataError, ParameterError
+from ..params import nonnegative_real
 from ..losses import get_loss
 from ..losses.base import REGRESSION, Loss
 from ..metrics.costs import NormCost
@@ -64,16 +65,6 @@ def _samples(X, y, what: str) -> Tuple[np.ndarray, np.ndarray]:
     return X, y
 
 
-def _radius(r, what: str) -> float:
-    try:
-        r = float(r)
-    except (TypeError, ValueError):
-        raise ParameterError(f"{what} must be a number >= 0, got {r!r}") from None
-    if not (np.isfinite(r) and r >= 0):
-        raise ParameterError(f"{what} must be finite and >= 0, got {r!r}")
-    return r
-
-
 def _loss_and_attack(loss, attack):
     """The plain non-increasing margin loss and ``(p_a, alpha)`` or ``None``; an
     :class:`~drokit.losses.Adversarial` loss is unwrapped into its inner loss and attack."""
@@ -113,7 +104,7 @@ def validate_inputs(X, y, X_aux, y_aux, radius, radius_aux, loss, p, gamma, kapp
     if Xa.shape[1] != X.shape[1]:
         raise DataError(f"X has {X.shape[1]} features but X_aux has {Xa.shape[1]}")
     n = X.shape[1]
-    eps, eps_a = _radius(radius, "radius"), _radius(radius_aux, "radius_aux")
+    eps, eps_a = nonnegative_real(radius, "radius"), nonnegative_real(radius_aux, "radius_aux")
     loss, lip, attack = _loss_and_attack(loss, attack)
     norm = NormCost(p=p)
     norm.validated_p()
