@@ -19,6 +19,7 @@ from drokit.evaluation.worst_case import certified_upper_bound
 from drokit.exceptions import ParameterError, SolverError
 from drokit.solvers import barrier
 from drokit.solvers.barrier import ineligibility, solve_closed_form_logistic
+from drokit.solvers.barrier_dual import CertifiedProblem
 
 
 def logistic_data(n=200, d=5, seed=0, scale=1.0, kind="logit"):
@@ -344,7 +345,7 @@ def test_dual_value_is_a_bound_at_any_multipliers(p, kappa, intercept, immutable
                       weights=[np.inf, 1.0, 1.0] if immutable else None)
         res = cp.solve(solver="barrier")
         optimum = res.upper_bound
-        scaled = barrier._ScaledProblem.from_instance(cp.instance)
+        scaled = CertifiedProblem.from_instance(cp.instance)
         trials = [(np.full(120, 0.5), np.zeros(120)), (np.full(120, 0.9), np.full(120, 0.2))]
         trials += [(rng.random(120), rng.random(120) * rng.random()) for _ in range(30)]
         for a, pi in trials:

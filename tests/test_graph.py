@@ -15,8 +15,8 @@ from drokit.reformulations.graph import compile_graph
 from drokit.methods import compile_monolithic
 from drokit.exceptions import ParameterError
 from drokit.models.problem import CompiledProblem
-from drokit.oracles.graph import (build_template, choose_layer_order, graph_size, order_cost,
-                                  template_for)
+from drokit.oracles.graph import build_template, graph_size, template_for
+from drokit.oracles.graph_order import choose_layer_order, order_cost
 from tests.reference.brute_force import random_instance
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks"))

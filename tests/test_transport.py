@@ -18,7 +18,7 @@ from scipy.optimize import linprog
 
 import drokit as dk
 from drokit.exceptions import DataError, ParameterError
-from drokit.metrics import transport
+from drokit.metrics import transport_solvers
 from drokit.metrics.radius import (THESIS_AUX_WEIGHT_GRID, THESIS_KAPPA_GRID, THESIS_RADIUS_GRID,
                                    auxiliary_radius, feasible_radius_pairs, mixture_radii,
                                    rule_of_thumb_radius)
@@ -304,16 +304,16 @@ def test_assignment_fast_path_equals_lp_and_column_generation(monkeypatch):
     for n in (2, 5, 30):
         C = rng.random((n, n)) * rng.integers(1, 10)
         p = np.full(n, 1 / n)
-        r, c, v = transport._assignment(C, p)
+        r, c, v = transport_solvers._assignment(C, p)
         rows, cols = np.repeat(np.arange(n), n), np.tile(np.arange(n), n)
-        x, _ = transport._support_lp(rows, cols, C.ravel(), p, p)
+        x, _ = transport_solvers._support_lp(rows, cols, C.ravel(), p, p)
         assert np.dot(v, C[r, c]) == pytest.approx(np.dot(x, C.ravel()), abs=1e-10)
     # the column-generation path (forced on a small problem) equals the full LP
     for a, b in ((40, 55), (60, 60), (33, 7)):
         X, Y = rng.normal(size=(a, 3)), rng.normal(size=(b, 3)) + 0.5
         wp, wq = rng.random(a), rng.random(b)
         full = W(X, Y, weights_p=wp, weights_q=wq)
-        monkeypatch.setattr(transport, "_DENSE_LP_MAX_PAIRS", 0)
+        monkeypatch.setattr(transport_solvers, "_DENSE_LP_MAX_PAIRS", 0)
         cg, plan = W(X, Y, weights_p=wp, weights_q=wq, return_plan=True)
         monkeypatch.undo()
         assert cg == pytest.approx(full, rel=1e-8)
@@ -321,7 +321,7 @@ def test_assignment_fast_path_equals_lp_and_column_generation(monkeypatch):
         assert np.allclose(np.asarray(plan.sum(0)).ravel(), wq / wq.sum(), atol=1e-9)
     # uniform unequal sizes through column generation against the 1-D closed form
     x, y = rng.normal(size=300), rng.normal(size=170) + 0.2
-    monkeypatch.setattr(transport, "_DENSE_LP_MAX_PAIRS", 0)
+    monkeypatch.setattr(transport_solvers, "_DENSE_LP_MAX_PAIRS", 0)
     assert W(x[:, None], y[:, None]) == pytest.approx(scipy.stats.wasserstein_distance(x, y), rel=1e-8)
 
 
@@ -330,9 +330,9 @@ def test_northwest_corner_support_is_feasible():
     for a, b in ((1, 4), (4, 1), (5, 5), (7, 3), (3, 11)):
         p, q = rng.random(a), rng.random(b)
         p, q = p / p.sum(), q / q.sum()
-        rows, cols = transport._northwest_corner(p, q)
+        rows, cols = transport_solvers._northwest_corner(p, q)
         assert set(rows) == set(range(a)) and set(cols) == set(range(b))
-        x, _ = transport._support_lp(rows, cols, np.ones(rows.size), p, q)
+        x, _ = transport_solvers._support_lp(rows, cols, np.ones(rows.size), p, q)
         assert np.dot(x, np.ones(rows.size)) == pytest.approx(1.0)
 
 

@@ -50,8 +50,10 @@ Sizes (sun2025 notes §5.7, per graph, the notes' counting with source and sink)
 * linear arc rows of the potential LP: ``sum_k rows_k`` with ``rows_k = |B_{k-1}| a_k`` (full) or
   ``min(|B_{k-1}| a_k, 2 |B_{k-1}| + a_k - 1)`` (compact)
 
-The arc count depends on the layer order (the value does not): :func:`choose_layer_order` minimizes
-it exactly for up to :data:`EXACT_ORDER_LIMIT` layers.
+The arc count depends on the layer order (the value does not): the order is chosen in
+:mod:`drokit.oracles.graph_order` (:func:`~drokit.oracles.graph_order.choose_layer_order` minimizes the arc rows,
+exactly for up to :data:`~drokit.oracles.graph_order.EXACT_ORDER_LIMIT` layers;
+:func:`~drokit.oracles.graph_order.layer_rows` is the ``rows_k`` above).
 
 General level costs (ordinal and user-defined, :class:`~drokit.metrics.CategoricalCost`)
 ---------------------------------------------------------------------------------------
@@ -68,8 +70,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import combinations
-from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -77,130 +78,18 @@ from ..exceptions import ParameterError
 from ..instance import DROInstance
 if TYPE_CHECKING:  # networkx is imported lazily (the template graph is for inspection)
     import networkx as nx
-from .lattice import (MAX_BUDGETS, BudgetLattice, additive_weights, budget_lattice, extend_budgets,
-                      layer_costs, round_budgets)
+from .graph_order import Order, layer_rows, resolve_order
+from .lattice import MAX_BUDGETS, BudgetLattice, additive_weights, budget_lattice, layer_costs, round_budgets
 
 #: arc kinds in :attr:`GraphTemplate.kind`
 STAY, CHANGE, MERGED, SINK = 0, 1, 2, 3
 KIND_NAMES = ("stay", "change", "merged_change", "sink")
-#: choose_layer_order is exact (dynamic program over subsets) up to this many layers
-EXACT_ORDER_LIMIT = 12
-
-Order = Union[None, str, Sequence[int]]
 
 
 # ----------------------------------------------------------------------------------- size formulas
-def layer_rows(tails: int, a: int, compact: bool) -> int:
-    """Linear arc rows of one layer: ``tails * a`` (full) or ``min(tails * a, 2 tails + a - 1)``."""
-    full = tails * a
-    return min(full, 2 * tails + a - 1) if compact else full
-
-
 def layer_merged(tails: int, a: int, compact: bool) -> bool:
     """Whether the compact variant merges the layer's change arcs: ``(tails - 1)(a - 2) > 1``."""
     return bool(compact and (tails - 1) * (a - 2) > 1)
-
-
-def order_cost(levels: Sequence[int], weights: Sequence[float], compact: bool = False) -> Tuple[int, int]:
-    """``(arc rows, potential nodes)`` per graph for the layers in the given order:
-    ``(sum_k rows_k(|B_{k-1}|, a_k), sum_{k>=1} |B_k|)``."""
-    budgets = np.zeros(1)
-    rows = nodes = 0
-    for a, w in zip(levels, weights):
-        rows += layer_rows(budgets.size, int(a), compact)
-        budgets = extend_budgets(budgets, w)
-        nodes += budgets.size
-    return rows, nodes
-
-
-def _exact_order(levels: np.ndarray, weights: np.ndarray, compact: bool) -> np.ndarray:
-    """Dynamic program over subsets: the lattice after a *set* of layers does not depend on their
-    order, so ``best[S] = min_{l in S} best[S - l] + (rows(|B(S - l)|, a_l), |B(S)|)``."""
-    m = levels.size
-    lattice = {0: np.zeros(1)}
-    best: Dict[int, Tuple[Tuple[int, int], int]] = {0: ((0, 0), -1)}
-    for size in range(1, m + 1):
-        for subset in combinations(range(m), size):
-            S = sum(1 << l for l in subset)
-            low = subset[0]
-            lattice[S] = extend_budgets(lattice[S ^ (1 << low)], weights[low])
-            nodes = lattice[S].size
-            cand = []
-            for l in subset:
-                prev = S ^ (1 << l)
-                (r, v), _ = best[prev]
-                cand.append(((r + layer_rows(lattice[prev].size, int(levels[l]), compact),
-                              v + nodes), l))
-            best[S] = min(cand)
-    order, S = [], (1 << m) - 1
-    while S:
-        l = best[S][1]
-        order.append(l)
-        S ^= 1 << l
-    return np.array(order[::-1], dtype=np.int64)
-
-
-def _local_search_order(levels: np.ndarray, weights: np.ndarray, compact: bool) -> np.ndarray:
-    """Large m: start from "most levels first, then smallest weight" and apply improving adjacent
-    swaps (exact costs) until none helps."""
-    key = np.array([np.max(w) for w in weights], dtype=float)
-    order = np.lexsort((key, -levels))
-    pick = lambda o: [weights[i] for i in o]  # noqa: E731 (list or array weights)
-    cost = order_cost(levels[order], pick(order), compact)
-    improved = True
-    while improved:
-        improved = False
-        for k in range(order.size - 1):
-            cand = order.copy()
-            cand[k], cand[k + 1] = cand[k + 1], cand[k]
-            c = order_cost(levels[cand], pick(cand), compact)
-            if c < cost:
-                order, cost, improved = cand, c, True
-    return order
-
-
-def choose_layer_order(levels: Sequence[int], weights: Sequence[float], compact: bool = False) -> np.ndarray:
-    """A permutation of the layers minimizing ``(arc rows, potential nodes)`` per graph (sun2025 notes §5.7).
-
-    Exact for up to :data:`EXACT_ORDER_LIMIT` layers (subset dynamic program, ``O(2^m m)`` lattice
-    steps); above, "high cardinality first" (optimal for equal weights and for generic weights, where
-    ``|B_{k-1}|`` is ``k`` resp. ``2^{k-1}``) refined by adjacent swaps.  Ties keep the given order.
-    """
-    levels = np.asarray(levels, dtype=np.int64)
-    if all(np.ndim(w) == 0 for w in weights):
-        weights = np.asarray(weights, dtype=float)
-    else:  # level-cost layers: arrays of increments
-        weights = [np.asarray(w, dtype=float) for w in weights]
-    if levels.size <= 1:
-        return np.arange(levels.size)
-    if levels.size <= EXACT_ORDER_LIMIT:
-        return _exact_order(levels, weights, compact)
-    return _local_search_order(levels, weights, compact)
-
-
-# ------------------------------------------------------------------------------- instance helpers
-def resolve_order(inst: DROInstance, order: Order = None, compact: bool = True) -> np.ndarray:
-    """The layers in the order to use, as schema positions of categorical features.
-
-    ``None`` or ``"auto"``: :func:`choose_layer_order`; ``"schema"``: the data's column order; a
-    sequence: those features (it must be a permutation of :meth:`~drokit.instance.DROInstance.mutable_categorical`).
-    """
-    layers = inst.mutable_categorical()
-    if order is None or (isinstance(order, str) and order == "auto"):
-        w = layer_costs(inst, layers)
-        return layers[choose_layer_order(inst.schema.levels[layers], w,
-                                         compact and inst.metric.mismatch_only)]
-    if isinstance(order, str):
-        if order != "schema":
-            raise ParameterError(f"order must be None, 'auto', 'schema' or a sequence of categorical "
-                                 f"feature positions, got {order!r}")
-        return layers
-    given = np.asarray(order, dtype=np.int64).ravel()
-    if sorted(given.tolist()) != layers.tolist():
-        raise ParameterError(f"order must list each layer feature (categorical features with finite "
-                             f"weight and >= 2 levels: {layers.tolist()}) exactly once, got "
-                             f"{given.tolist()}")
-    return given
 
 
 # -------------------------------------------------------------------------------------- template
@@ -390,7 +279,8 @@ def build_template(levels: Sequence[int], weights: Sequence, p: float = 1.0,
 
 def template_for(inst: DROInstance, order: Order = None, compact: bool = True,
                  max_budgets: int = MAX_BUDGETS) -> GraphTemplate:
-    """The template of an instance: layers = :meth:`~drokit.instance.DROInstance.mutable_categorical` in :func:`resolve_order`'s order."""
+    """The template of an instance: layers = :meth:`~drokit.instance.DROInstance.mutable_categorical` in
+    :func:`~drokit.oracles.graph_order.resolve_order`'s order."""
     feats = resolve_order(inst, order, compact)
     weights = (additive_weights(inst)[feats] if inst.metric.mismatch_only
                else [inst.metric.additive_increments(l) for l in feats])

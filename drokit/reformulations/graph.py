@@ -72,8 +72,8 @@ import scipy.sparse as sp
 from ..exceptions import ParameterError
 from ..instance import DROInstance
 from ..oracles.lattice import MAX_BUDGETS
-from ..oracles.graph import (MERGED, GraphTemplate, Order, SinkTerms, graph_size, sink_terms,
-                              template_for)
+from ..oracles.graph import MERGED, GraphTemplate, SinkTerms, graph_size, sink_terms, template_for
+from ..oracles.graph_order import Order
 from ..schema import MixedData
 from ..conic.builder import Affine, ProgramBuilder
 from ..conic.builder import linear_score
