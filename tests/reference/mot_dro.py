@@ -1,0 +1,116 @@
+"""Independent reference for MOT-DRO (optimal transport with a moment constraint) at a FIXED model.
+
+Written from ``spec/mot-dro-training.md`` (§2 and §5), not from drokit's source, on tiny instances whose moves are
+categorical changes and label flips only (every configuration enumerated).  Two formulations, each a cvxpy program
+solved by Clarabel, so that each checks the other and both check the note's derivation:
+
+* :func:`worst_case_primal`: the supremum of ``sum_ik v_ik L_ik`` over the masses ``m_ik`` of sample ``i`` sent to
+  configuration ``k`` and their weighted masses ``v_ik = m_ik w_ik``: ``sum_k m_ik = p_i``, ``sum v = 1`` (the moment
+  ``E[W] = 1``), ``theta1 sum c_ik v_ik + theta2 sum m_ik phi(v_ik / m_ik) <= rho`` (note §5);
+* :func:`worst_case_dual`: ``min_{lambda >= 0, alpha} lambda rho + alpha + sum_i p_i h phi*((S_i - alpha) / h)``,
+  ``h = lambda theta2``, ``S_i = max_k L_ik - lambda theta1 c_ik`` (note §2, (D)), with ``phi*`` the conjugate of
+  KL (``exp(u) - 1``) or chi-square (``((u/2 + 1)_+)^2 - 1``) in conic form.
+
+Inputs: ``L`` (N, K) the losses of every configuration of every sample (the fixed model's), ``C`` (N, K) the
+transport costs ``d`` from each sample to each configuration (``0`` at its own), ``p`` (N,) probabilities.
+``theta1`` / ``theta2`` may be ``inf`` (no moves / weights fixed at 1).
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Sequence, Tuple
+
+import numpy as np
+
+DIVERGENCES = ("kl", "chi2")
+
+
+def _check(divergence: str, theta1: float, theta2: float) -> None:
+    if divergence not in DIVERGENCES:
+        raise ValueError(f"divergence must be one of {DIVERGENCES}")
+    if not (theta1 > 0 and theta2 > 0) or (np.isinf(theta1) and np.isinf(theta2)):
+        raise ValueError("theta1, theta2 must be > 0 and not both inf")
+
+
+def worst_case_primal(L: np.ndarray, C: np.ndarray, p: np.ndarray, rho: float, theta1: float, theta2: float,
+                      divergence: str) -> float:
+    """``sup_{Q in A_rho} E_Q[W l]`` by the finite-support primal of note §5."""
+    import cvxpy as cp
+    _check(divergence, theta1, theta2)
+    N, K = L.shape
+    m = cp.Variable((N, K), nonneg=True)
+    v = cp.Variable((N, K), nonneg=True)
+    cons = [cp.sum(m, axis=1) == p, cp.sum(v) == 1]
+    cost = 0
+    if np.isfinite(theta1):
+        cost = cost + theta1 * cp.sum(cp.multiply(C, v))
+    else:
+        cons.append(cp.multiply((C > 0).astype(float), v) == 0)
+    if np.isfinite(theta2):
+        if divergence == "kl":      # m phi(v / m) = v log(v / m) - v + m
+            perspective = cp.sum(cp.rel_entr(v, m)) - cp.sum(v) + cp.sum(m)
+        else:                       # m (v / m - 1)^2 = (v - m)^2 / m
+            perspective = sum(cp.quad_over_lin(v[i, k] - m[i, k], m[i, k]) for i in range(N) for k in range(K))
+        cost = cost + theta2 * perspective
+    else:
+        cons.append(v == m)
+    cons.append(cost <= rho)
+    problem = cp.Problem(cp.Maximize(cp.sum(cp.multiply(L, v))), cons)
+    problem.solve(solver="CLARABEL")
+    if problem.status != "optimal":
+        raise RuntimeError(f"primal: {problem.status}")
+    return float(problem.value)
+
+
+def worst_case_dual(L: np.ndarray, C: np.ndarray, p: np.ndarray, rho: float, theta1: float, theta2: float,
+                    divergence: str) -> float:
+    """The dual (D) of note §2 at the fixed model (conic forms of the note)."""
+    import cvxpy as cp
+    _check(divergence, theta1, theta2)
+    N, K = L.shape
+    lam = cp.Variable(nonneg=True)
+    alpha = cp.Variable()
+    s = cp.Variable(N)
+    if np.isfinite(theta1):
+        cons = [s[i] >= cp.max(L[i] - theta1 * lam * C[i]) for i in range(N)]
+    else:
+        cons = [s[i] >= L[i][C[i] == 0].max() for i in range(N)]
+    if np.isinf(theta2):             # weights fixed at 1: the moment is automatic, alpha drops out
+        problem = cp.Problem(cp.Minimize(lam * rho + p @ s), cons)
+    else:
+        h = theta2 * lam
+        if divergence == "kl":      # t_i >= h exp((s_i - alpha) / h)
+            t = cp.Variable(N)
+            cons.append(cp.constraints.ExpCone(s - alpha, cp.hstack([h] * N), t))
+            objective = lam * rho + alpha + p @ t - h
+        else:                       # h phi*(v / h) = (v/2 + h)_+^2 / h - h
+            q, r = cp.Variable(N, nonneg=True), cp.Variable(N)
+            cons.append(q >= (s - alpha) / 2 + h)
+            cons += [cp.quad_over_lin(q[i], h) <= r[i] for i in range(N)]
+            objective = lam * rho + alpha + p @ r - h
+        problem = cp.Problem(cp.Minimize(objective), cons)
+    problem.solve(solver="CLARABEL")
+    if problem.status != "optimal":
+        raise RuntimeError(f"dual: {problem.status}")
+    return float(problem.value)
+
+
+def categorical_instance(seed: int = 0, n: int = 6, levels: Sequence[int] = (3, 2),
+                         delta: Sequence[float] = (0.7, 1.3), kappa: float = 2.0) -> Tuple[np.ndarray, np.ndarray]:
+    """``(L, C)`` of the note's verified instance: ``n`` samples with categorical codes and +-1 labels drawn with
+    ``seed``, a model ``f(z) = b + sum_l w_l[z_l]`` drawn with the same stream, the logistic loss
+    ``log(1 + exp(-y f))`` of every (configuration, label), and the mismatch + label-flip costs."""
+    rng = np.random.default_rng(seed)
+    Z = np.column_stack([rng.integers(0, a, n) for a in levels])
+    y = rng.choice([-1, 1], n)
+    b, weights = 0.2, [rng.normal(size=a) for a in levels]
+    configurations = [(c, label) for c in itertools.product(*[range(a) for a in levels]) for label in (-1, 1)]
+
+    def score(c):
+        return b + sum(weights[l][c[l]] for l in range(len(levels)))
+
+    L = np.array([[np.logaddexp(0.0, -label * score(c)) for c, label in configurations] for _ in range(n)])
+    C = np.array([[sum(delta[l] * (c[l] != Z[i, l]) for l in range(len(levels))) + kappa * (label != y[i])
+                   for c, label in configurations] for i in range(n)])
+    return L, C
