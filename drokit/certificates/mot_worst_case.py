@@ -1,0 +1,173 @@
+"""Worst-case risk of a FIXED model under optimal transport with a moment constraint (MOT-DRO, issue 23).
+
+``spec/mot-dro-training.md`` §2: over the set ``A_rho`` of lifted distributions ``(xi, w)`` within OT-with-moment
+discrepancy ``rho`` of the data (cost ``theta1 w d(xi, xi_hat) + theta2 phi(w)``, ``E[W] = 1``; blanchet2024 Def. 1
+and (2.1), with drokit's mixed ground metric ``d``), the worst-case risk of the model ``beta`` is
+
+    R(beta) = min_{lambda >= lambda_min}  G(lambda),
+    G(lambda) = lambda rho + min_alpha [ alpha + sum_i p_i h phi*((S_i(lambda theta1) - alpha) / h) ],   h = lambda theta2,
+
+with ``S_i(mu) = max_k l_k - mu c_k`` the Wasserstein separation value of sample ``i`` (the oracle's, at ``s = 0``),
+``phi*`` the conjugate of KL (``exp(u) - 1``) or chi-square (``((u/2 + 1)_+)^2 - 1``) and ``lambda_min`` the
+dual-norm floor of the numerical moves divided by ``theta1``.  The inner minimum over ``alpha`` is explicit:
+
+* KL: ``alpha* = h log sum_i p_i exp(S_i / h)`` and the bracket equals ``alpha*`` (note (D-KL));
+* chi-square: ``alpha*`` solves ``sum_i p_i ((S_i - alpha) / (2h) + 1)_+ = 1``, found exactly by sorting the
+  ``S_i`` (blanchet2024 (A.3), sign corrected in its note).
+
+``theta1 = inf``: no sample moves, ``S_i`` is the nominal loss; ``theta2 = inf``: the weights stay 1 and ``G`` is
+the Wasserstein function ``lambda rho + sum_i p_i S_i(lambda theta1)``.  ``G`` is convex in ``lambda`` (a partial
+minimum of a jointly convex function); it is minimized by a bounded scalar search.  Every ``G(lambda)`` is an upper
+bound on ``R(beta)`` (weak duality), so the value returned is a certified upper bound whatever the search's accuracy,
+and the search makes it tight (relative ``1e-10`` in ``lambda``).
+
+The worst case at the minimizer (note §3): sample ``i``'s mass ``p_i`` at the oracle's maximizing row with weight
+``w_i = (phi*)'((S_i - alpha*) / h)`` (KL ``exp((S_i - alpha*) / h)``, chi-square ``((S_i - alpha*) / (2h) + 1)_+``),
+``sum_i p_i w_i = 1``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Tuple
+
+import numpy as np
+from scipy.optimize import minimize_scalar
+from scipy.special import logsumexp
+
+from ..exceptions import ParameterError
+from ..instance import DROInstance
+from ..oracles.enumeration import ConfigurationRows, enumerate_configurations
+from ..oracles.rows import lambda_floor, row_losses
+
+DIVERGENCES = ("kl", "chi2")
+#: relative tolerance of the scalar search in ``lambda``
+LAMBDA_RTOL = 1e-10
+
+
+@dataclass
+class MOTWorstCase:
+    """The worst-case risk ``value`` of a fixed model over ``A_rho``, the multipliers ``lam`` (budget) and ``alpha``
+    (moment; ``nan`` with ``theta2 = inf``), the per-sample separation values ``S``, each sample's worst row (``rows``,
+    one per sample, from the oracle; the nominal rows with ``theta1 = inf``) and its weight ``weight``
+    (``sum p_i w_i = 1``)."""
+
+    value: float
+    lam: float
+    alpha: float
+    S: np.ndarray
+    rows: ConfigurationRows
+    weight: np.ndarray
+
+
+def kl_moment(S: np.ndarray, p: np.ndarray, h: float) -> Tuple[float, np.ndarray]:
+    """``(alpha*, w)`` for KL: ``alpha* = h log sum_i p_i exp(S_i / h)``, ``w_i = exp((S_i - alpha*) / h)``; the bracket
+    ``min_alpha alpha + sum_i p_i h (exp((S_i - alpha)/h) - 1)`` equals ``alpha*``."""
+    alpha = float(h * logsumexp(S / h, b=p))
+    return alpha, np.exp((S - alpha) / h)
+
+
+def chi2_moment(S: np.ndarray, p: np.ndarray, h: float) -> Tuple[float, np.ndarray, float]:
+    """``(alpha*, w, bracket)`` for chi-square: ``alpha*`` solves ``sum_i p_i ((S_i - alpha)/(2h) + 1)_+ = 1`` exactly
+    (the active samples are those with the largest ``S_i``: sorted, the first ``k`` for which the root of the linear
+    equation over them keeps exactly them active), ``w_i = ((S_i - alpha*)/(2h) + 1)_+`` and the bracket
+    ``alpha* + sum_i p_i h (w_i^2 - 1)``."""
+    order = np.argsort(-S, kind="stable")
+    s_sorted, p_sorted = S[order], p[order]
+    mass = np.cumsum(p_sorted)
+    weighted = np.cumsum(p_sorted * (s_sorted / (2.0 * h) + 1.0))
+    # with the top k active: alpha = 2h (weighted_k - 1) / mass_k; valid when S_(k) > alpha - 2h >= S_(k+1)
+    alpha_k = 2.0 * h * (weighted - 1.0) / mass
+    below = np.r_[s_sorted[1:], -np.inf]
+    valid = (s_sorted > alpha_k - 2.0 * h) & (below <= alpha_k - 2.0 * h)
+    k = int(np.flatnonzero(valid)[0]) if valid.any() else s_sorted.size - 1
+    alpha = float(alpha_k[k])
+    w = np.maximum((S - alpha) / (2.0 * h) + 1.0, 0.0)
+    return alpha, w, alpha + float(p @ (h * (w ** 2 - 1.0)))
+
+
+def mot_worst_case(inst: DROInstance, oracle, intercept: float, coef: np.ndarray, *, rho: float, theta1: float,
+                   theta2: float, divergence: str) -> MOTWorstCase:
+    """``R(beta)`` of the module docstring for the model ``(intercept, coef)``; ``inst`` the data, loss and ground metric
+    ``d`` (its radius is not used), ``oracle`` an exact separation oracle of ``inst`` (``None`` with ``theta1 = inf``)."""
+    if divergence not in DIVERGENCES:
+        raise ParameterError(f"divergence must be one of {list(DIVERGENCES)}, got {divergence!r}")
+    if not (theta1 > 0 and theta2 > 0) or (np.isinf(theta1) and np.isinf(theta2)):
+        raise ParameterError(f"theta1 and theta2 must be > 0 and not both inf, got {theta1!r}, {theta2!r}")
+    if not (np.isfinite(rho) and rho >= 0):
+        raise ParameterError(f"rho must be finite and >= 0, got {rho!r}")
+    inst = inst.evaluated_at(coef)
+    coef = np.asarray(coef, dtype=float)
+    p = inst.p
+    zeros = np.zeros(inst.n_samples)
+    if np.isinf(theta1):
+        nominal = enumerate_configurations(inst, nominal_only=True)
+        fixed_S = row_losses(inst, nominal, intercept, coef)
+
+        def separate(lam: float) -> Tuple[np.ndarray, ConfigurationRows]:
+            return fixed_S, nominal
+        lam_min = 0.0
+    else:
+        def separate(lam: float) -> Tuple[np.ndarray, ConfigurationRows]:
+            sep = oracle.separate(intercept, coef, lam * theta1, zeros)
+            return np.asarray(sep.violation, dtype=float), sep.rows
+        lam_min = lambda_floor(inst, coef) / theta1
+    if not np.isfinite(lam_min):
+        return MOTWorstCase(np.inf, np.inf, np.nan, np.full(inst.n_samples, np.inf), None, np.ones(inst.n_samples))
+
+    def value(lam: float) -> float:
+        S, _ = separate(lam)
+        return lam * rho + _bracket(S, p, lam, theta2, divergence)[0]
+
+    if rho == 0:                      # no budget: the nominal distribution (lambda -> inf, weights 1)
+        S, rows = _nominal(inst, intercept, coef)
+        return MOTWorstCase(float(p @ S), np.inf, np.nan, S, rows, np.ones(inst.n_samples))
+    lam = _minimize(value, lam_min)
+    S, rows = separate(lam)
+    total, alpha, weight = _bracket(S, p, lam, theta2, divergence)
+    return MOTWorstCase(lam * rho + total, lam, alpha, S, rows, weight)
+
+
+def _nominal(inst: DROInstance, intercept: float, coef: np.ndarray) -> Tuple[np.ndarray, ConfigurationRows]:
+    rows = enumerate_configurations(inst, nominal_only=True)
+    return row_losses(inst, rows, intercept, coef), rows
+
+
+def _bracket(S: np.ndarray, p: np.ndarray, lam: float, theta2: float, divergence: str):
+    """``(min_alpha alpha + sum p h phi*((S - alpha)/h), alpha*, weights)`` at ``h = lam theta2``; with ``theta2 = inf``
+    (or ``lam = inf``) ``sum p S`` and weights 1; with ``h = 0`` the supremum ``max S`` (all mass on a top sample)."""
+    if np.isinf(theta2):
+        return float(p @ S), np.nan, np.ones_like(S)
+    h = lam * theta2
+    if h == 0:
+        top = S == S.max()
+        return float(S.max()), float(S.max()), np.where(top, 1.0 / p[top].sum(), 0.0)
+    if divergence == "kl":
+        alpha, w = kl_moment(S, p, h)
+        return alpha, alpha, w
+    alpha, w, total = chi2_moment(S, p, h)
+    return total, alpha, w
+
+
+def _minimize(value: Callable[[float], float], lam_min: float) -> float:
+    """The minimizer of the convex ``value`` on ``[lam_min, inf)``: a bracket by doubling from ``max(lam_min, 1)``,
+    then a bounded scalar search to ``LAMBDA_RTOL``."""
+    lo = lam_min
+    hi = max(2.0 * lam_min, 1.0)
+    previous = value(hi)
+    while True:                          # G -> inf as lambda -> inf (rho > 0): grow until it rises
+        nxt = value(2.0 * hi)
+        if nxt >= previous:
+            hi = 2.0 * hi
+            break
+        lo, hi, previous = hi, 2.0 * hi, nxt
+        if hi > 1e12:
+            break
+    result = minimize_scalar(value, bounds=(lo, hi), method="bounded",
+                             options={"xatol": LAMBDA_RTOL * max(hi, 1e-12), "maxiter": 500})
+    best = float(result.x)
+    # the search's end points are candidates too (a minimum at the floor)
+    return min((lam_min, best), key=value) if lam_min > 0 else best
+
+
+__all__ = ["MOTWorstCase", "mot_worst_case", "kl_moment", "chi2_moment", "DIVERGENCES"]
