@@ -114,3 +114,52 @@ def categorical_instance(seed: int = 0, n: int = 6, levels: Sequence[int] = (3, 
     C = np.array([[sum(delta[l] * (c[l] != Z[i, l]) for l in range(len(levels))) + kappa * (label != y[i])
                    for c, label in configurations] for i in range(n)])
     return L, C
+
+
+def mot_training_value(X_num, Z, levels, y, *, task: str, loss: str, loss_param=None, rho: float, theta1: float,
+                       theta2: float, divergence: str, norm_p=1, gamma=None, delta=None, kappa=np.inf) -> dict:
+    """``min_beta R(beta)``: MOT-DRO training by full enumeration (note §2, (D) with ``beta`` free), written with the
+    brute-force reference's configuration scenarios and cvxpy loss atoms (``tests/reference/brute_force.py``), not
+    with drokit's builder.  Returns ``dict(value, beta)`` (``beta = (b0, bx, bz)`` stacked)."""
+    import cvxpy as cp
+    from . import brute_force as bf
+    _check(divergence, theta1, theta2)
+    loss_param = bf._check_loss(loss, loss_param)
+    X_num, Z, levels, y, gamma, delta, cat_p, kappa = bf._prepare(X_num, Z, levels, y, task, gamma, delta, 1.0,
+                                                                   kappa, norm_p)
+    N, n = X_num.shape
+    c = sum(a - 1 for a in levels)
+    sc = bf._scenarios(X_num, Z, levels, y, task, delta, cat_p, kappa, nominal_only=bool(np.isinf(theta1)))
+    beta = cp.Variable(1 + n + c)
+    losses = bf.cvx_loss(loss, cp.multiply(sc["sigma"], sc["A"] @ beta) + sc["off"], loss_param)
+    lam, s = cp.Variable(nonneg=True), cp.Variable(N)
+    p = np.full(N, 1.0 / N)
+    if np.isfinite(theta1):
+        cons = [losses - theta1 * lam * sc["cost"] <= s[sc["idx"]]]
+        lip = bf.loss_lip(loss, loss_param)
+        if n > 0:
+            w = np.where(np.isinf(gamma), 0.0, 1.0 / gamma)
+            if np.any(w > 0):
+                cons.append(lip * cp.norm(cp.multiply(w, beta[1:1 + n]), bf._dual_exponent(norm_p)) <= theta1 * lam)
+        if task == "regression" and np.isfinite(kappa):
+            cons.append(lip <= theta1 * lam * kappa)
+    else:
+        cons = [losses <= s[sc["idx"]]]
+    if np.isinf(theta2):
+        objective = lam * rho + p @ s
+    else:
+        alpha, h = cp.Variable(), theta2 * lam
+        if divergence == "kl":
+            t = cp.Variable(N)
+            cons.append(cp.constraints.ExpCone(s - alpha, cp.hstack([h] * N), t))
+            objective = lam * rho + alpha + p @ t - h
+        else:
+            q, r = cp.Variable(N, nonneg=True), cp.Variable(N)
+            cons.append(q >= (s - alpha) / 2 + h)
+            cons += [cp.quad_over_lin(q[i], h) <= r[i] for i in range(N)]
+            objective = lam * rho + alpha + p @ r - h
+    problem = cp.Problem(cp.Minimize(objective), cons)
+    problem.solve(solver="CLARABEL")
+    if problem.status != "optimal":
+        raise RuntimeError(f"training: {problem.status}")
+    return dict(value=float(problem.value), beta=np.asarray(beta.value, float))
