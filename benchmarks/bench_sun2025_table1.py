@@ -169,7 +169,7 @@ def floor_time(design: np.ndarray, y: np.ndarray, repeats: int = 5) -> float:
 
 def instance_seed(name: str, mean: float, seed: int) -> list:
     """``[seed, round(1000 mean), crc32(name)]``: the entropy of one (dataset, mean) instance's rho draw
-    (examples/reproduce_sun2025.py appends 1 to it for its perturbed test sets)."""
+    (reproductions/sun2025 appends 1 to it for its perturbed test sets)."""
     return [seed, int(round(1000 * mean)), zlib.crc32(name.encode())]
 
 

@@ -1,4 +1,8 @@
-"""Loading and running the scripts of ``examples/`` from the tests."""
+"""Loading the scripts of ``examples/`` and running a ``main`` (an example's or a reproduction's) from the tests.
+
+The paper reproductions are the package ``reproductions/`` (imported directly by their tests, the repository
+root being on ``sys.path`` under ``python -m pytest``); ``examples/`` keeps short scripts a user copies.
+"""
 
 from __future__ import annotations
 
@@ -13,8 +17,7 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 def load_example(stem: str):
     """``examples/<stem>.py`` as the module ``stem``, with ``examples/`` on ``sys.path`` as when the script
-    runs (the reproduction scripts import ``reproduction_common``).  The module is registered in
-    ``sys.modules`` first: dataclasses and pickling look it up by name."""
+    runs.  The module is registered in ``sys.modules`` first: dataclasses and pickling look it up by name."""
     if str(EXAMPLES) not in sys.path:
         sys.path.insert(0, str(EXAMPLES))
     if stem in sys.modules:
@@ -27,7 +30,8 @@ def load_example(stem: str):
 
 
 def timed_main(module, args: Sequence[str], out: Path):
-    """``module.main([*args, "--out", out])``; the result gets ``wall``, its wall-clock seconds."""
+    """``module.main([*args, "--out", out])`` (an example script, or a reproduction package such as
+    ``reproductions.selvi2022``); the result gets ``wall``, its wall-clock seconds."""
     started = time.perf_counter()
     result = module.main([*args, "--out", str(out)])
     result.wall = time.perf_counter() - started

@@ -1,4 +1,5 @@
-"""examples/reproduce_selvi2022.py: the selvi2022 Table 1 reproduction runs end to end and its parts are right.
+"""reproductions.selvi2022 (``python -m reproductions.selvi2022``): the selvi2022 Table 1 reproduction runs end
+to end and its parts are right.
 
 One tiny run (hayes-roth, 160 rows subsampled to 80: 64 training / 16 test rows, 4 categorical features;
 one split, 2 folds, two values per grid, n_jobs=1; a few seconds) writes the report into a temporary
@@ -24,7 +25,11 @@ from scipy import stats
 
 import drokit as dk
 
-from tests.example_scripts import load_example, timed_main
+import reproductions.selvi2022 as selvi2022
+from reproductions.protocol import TIE_TOL
+from reproductions.selvi2022 import protocol, report
+from reproductions.stats import one_sided_p
+from tests.example_scripts import timed_main
 
 ARGS = ["--datasets", "hayes-roth", "--splits", "1", "--folds", "2", "--max-rows", "80",
         "--radii", "0", "0.01", "--rdro-radii", "0", "0.01", "--rdro-gammas", "0", "0.05",
@@ -32,13 +37,8 @@ ARGS = ["--datasets", "hayes-roth", "--splits", "1", "--folds", "2", "--max-rows
 
 
 @pytest.fixture(scope="module")
-def repro():
-    return load_example("reproduce_selvi2022")
-
-
-@pytest.fixture(scope="module")
-def run(repro, tmp_path_factory):
-    return timed_main(repro, ARGS, tmp_path_factory.mktemp("selvi2022"))
+def run(tmp_path_factory):
+    return timed_main(selvi2022, ARGS, tmp_path_factory.mktemp("selvi2022"))
 
 
 def _rows(readme: str, first_cell: str) -> list:
@@ -48,7 +48,7 @@ def _rows(readme: str, first_cell: str) -> list:
     return [[c.strip() for c in lines[j].strip().strip("|").split("|")] for j in (i, i + 1)]
 
 
-def test_report_and_table(run, repro):
+def test_report_and_table(run):
     out = run.readme.parent
     assert run.wall < 20
     assert not run.runs[0].error, run.runs[0].error
@@ -60,33 +60,33 @@ def test_report_and_table(run, repro):
         assert heading in readme
     assert "--max-rows 80" in readme                                   # the exact command
     errors = pd.read_csv(out / "errors.csv")
-    assert sorted(errors["model"]) == sorted(repro.MODELS) and (errors["split"] == 0).all()
+    assert sorted(errors["model"]) == sorted(protocol.MODELS) and (errors["split"] == 0).all()
     ours, paper = _rows(readme, "hayes-roth*")
     assert ours[1] == "ours (1 split)" and ours[2] == "160 (→80)" and ours[3:5] == ["11", "4"]
     by_model = errors.set_index("model")["error"]
-    for i, model in enumerate(repro.MODELS):
+    for i, model in enumerate(protocol.MODELS):
         assert ours[5 + i].strip("*").rstrip("†‡") == f"{100 * by_model[model]:.2f}%", model
     assert paper[1] == "paper (100 splits)"
     assert paper[5:] == ["17.00%", "16.31%", "**16.09%†‡**", "18.66%", "18.19%", "17.78%", "17.50%", "16.38%",
                          "37.59%"]
     # the four data sets without a drokit copy are listed, not silently dropped
-    for name in repro.NOT_SHIPPED:
+    for name in protocol.NOT_SHIPPED:
         assert f"| {name}" in readme and "paper only (not shipped)" in readme
 
 
-def test_render_only_rebuilds_the_report(run, repro):
+def test_render_only_rebuilds_the_report(run):
     before = run.readme.read_text()
-    again = repro.main(["--render-only", "--out", str(run.readme.parent)])
+    again = selvi2022.main(["--render-only", "--out", str(run.readme.parent)])
     assert again.readme.read_text() == before
 
 
-def test_lr_error_recomputed(run, repro):
-    X, y = repro.load_selvi2022("hayes-roth")
-    plan = repro.make_splits(len(X), run.config)[0]
+def test_lr_error_recomputed(run):
+    X, y = protocol.load_selvi2022("hayes-roth")
+    plan = protocol.make_splits(len(X), run.config)[0]
     assert len(plan.train) == 64 and len(plan.test) == 16 and not set(plan.train) & set(plan.test)
     clf = dk.DROClassifier(ambiguity=dk.Wasserstein(radius=0.0)).fit(X.iloc[plan.train], y.iloc[plan.train])
     decision = clf.decision_function(X.iloc[plan.test])
-    expected = np.mean((decision >= -repro.TIE_TOL).astype(int) != y.iloc[plan.test].to_numpy())
+    expected = np.mean((decision >= -TIE_TOL).astype(int) != y.iloc[plan.test].to_numpy())
     errors = pd.read_csv(run.readme.parent / "errors.csv").set_index("model")
     assert errors.loc["LR", "error"] == pytest.approx(expected, abs=1e-12)
     assert errors.loc["LR", "n_train"] == 64 and errors.loc["LR", "n_test"] == 16
@@ -107,88 +107,89 @@ def test_choices_minimise_cv_error(run):
     assert len(cv[cv["model"] == "r-LR"]) == 2
 
 
-def test_models_metric_and_paths(repro):
-    X, y = repro.load_selvi2022("hayes-roth")
+def test_models_metric_and_paths():
+    X, y = protocol.load_selvi2022("hayes-roth")
     m = X.shape[1]
-    est = repro.Selvi2022Model(model="DRO k=m", eps=0.01).build(m)
+    est = protocol.Selvi2022Model(model="DRO k=m", eps=0.01).build(m)
     metric = est.ambiguity.metric
     assert metric.kappa == pytest.approx(m / (2 * m))                # kappa / (m + kappa) with kappa = m
     assert metric.categorical.weights == pytest.approx(1 / (2 * m))
-    assert repro.Selvi2022Model(model="r-DRO k=1", eps=0.01, gamma=0.1).build(m).l1_penalty == pytest.approx(0.05)
-    assert repro.Selvi2022Model(model="DRO k=1", eps=0.01, gamma=0.1).build(m).l1_penalty == 0.0
-    mt = repro.Selvi2022Model(model="MT k=1", eps=0.01).fit(X, y)
+    assert protocol.Selvi2022Model(model="r-DRO k=1", eps=0.01, gamma=0.1).build(m).l1_penalty == pytest.approx(0.05)
+    assert protocol.Selvi2022Model(model="DRO k=1", eps=0.01, gamma=0.1).build(m).l1_penalty == 0.0
+    mt = protocol.Selvi2022Model(model="MT k=1", eps=0.01).fit(X, y)
     assert mt.result_.method == "closed_form"
     assert mt.estimator_.n_features_in_ == 11                          # the k dummies, as numerical columns
-    dro = repro.Selvi2022Model(model="DRO k=1", eps=0.01).fit(X, y)
+    dro = protocol.Selvi2022Model(model="DRO k=1", eps=0.01).fit(X, y)
     assert dro.result_.method in ("monolithic", "cutting_plane") and dro.result_.status == "optimal"
     # the fitted DRO objective is the worst-case risk under the normalized metric
     wc = dk.worst_case(dro.estimator_, X, y)
     assert wc.value == pytest.approx(dro.result_.objective, rel=1e-5, abs=1e-6)
 
 
-def test_one_sided_p_matches_formula(repro):
+def test_one_sided_p_matches_formula():
     rng = np.random.default_rng(0)
     a, b = rng.uniform(0.1, 0.2, 12), rng.uniform(0.1, 0.2, 12)
     d = a - b
     t = d.mean() / (d.std(ddof=1) / np.sqrt(d.size))
-    assert repro.one_sided_p(a, b) == pytest.approx(stats.t.cdf(t, d.size - 1), rel=1e-10)
-    assert repro.one_sided_p(a, b) + repro.one_sided_p(b, a) == pytest.approx(1.0)
-    assert repro.one_sided_p(a, a) == 1.0                            # no difference: never significant
-    assert repro.one_sided_p(a - 0.01, a) == 0.0                     # constant improvement
-    assert repro.one_sided_p(a[:1], b[:1]) == 1.0                    # one pair: no test
+    assert one_sided_p(a, b) == pytest.approx(stats.t.cdf(t, d.size - 1), rel=1e-10)
+    assert one_sided_p(a, b) + one_sided_p(b, a) == pytest.approx(1.0)
+    assert one_sided_p(a, a) == 1.0                                  # no difference: never significant
+    assert one_sided_p(a - 0.01, a) == 0.0                           # constant improvement
+    assert one_sided_p(a[:1], b[:1]) == 1.0                          # one pair: no test
 
 
-def test_significance_marks_constructed(repro):
+def test_significance_marks_constructed():
     rng = np.random.default_rng(1)
     n = 30
     lr = 0.20 + rng.normal(0, 0.02, n)
 
     def frame(**cols):
-        base = {m: lr + 0.03 for m in repro.MODELS}
+        base = {m: lr + 0.03 for m in protocol.MODELS}
         base["LR"] = lr
         base.update(cols)
         return pd.DataFrame(base)
 
     # a proposed model clearly better than everything: dagger and double dagger
     errs = frame(**{"DRO k=m": lr - 0.02 + rng.normal(0, 0.002, n)})
-    assert repro.significance_marks(errs) == {"DRO k=m": "†‡"}
+    assert report.significance_marks(errs) == {"DRO k=m": "†‡"}
     # another proposed model is second: it is excluded, the second best is LR (a non-proposed model)
     errs = frame(**{"DRO k=m": lr - 0.02 + rng.normal(0, 0.002, n),
                     "DRO k=1": lr - 0.0199 + rng.normal(0, 0.002, n)})
-    assert repro.second_best(errs, "DRO k=m") == "LR"
-    assert repro.significance_marks(errs) == {"DRO k=m": "†‡"}
+    assert report.second_best(errs, "DRO k=m") == "LR"
+    assert report.significance_marks(errs) == {"DRO k=m": "†‡"}
     # ... but the best non-proposed model (r-LR) is as good: dagger only
     rlr = lr - 0.02 + rng.normal(0, 0.01, n)
     errs = frame(**{"DRO k=m": rlr - 0.0005 + rng.normal(0, 0.01, n), "r-LR": rlr})
     assert errs.mean().idxmin() == "DRO k=m"
-    assert repro.second_best(errs, "DRO k=m") == "r-LR"
-    assert repro.significance_marks(errs) == {"DRO k=m": "†"}
+    assert report.second_best(errs, "DRO k=m") == "r-LR"
+    assert report.significance_marks(errs) == {"DRO k=m": "†"}
     # a non-proposed winner is compared with every other model, proposed ones included
     errs = frame(**{"MT k=1": lr - 0.02 + rng.normal(0, 0.002, n), "DRO k=1": lr - 0.019 + rng.normal(0, 0.01, n)})
-    assert repro.second_best(errs, "MT k=1") == "DRO k=1"
+    assert report.second_best(errs, "MT k=1") == "DRO k=1"
     # LR winning gets no dagger (nothing to beat), and an unclear win gets no marks
     errs = frame()
-    assert repro.significance_marks(errs) == {"LR": "‡"}
+    assert report.significance_marks(errs) == {"LR": "‡"}
     noise = rng.normal(0, 0.03, n)
     errs = frame(**{"r-LR": lr - 0.001 + noise - noise.mean()})     # lower mean, but not significantly
-    assert repro.significance_marks(errs) == {"r-LR": ""}
+    assert report.significance_marks(errs) == {"r-LR": ""}
     # tied winners are all marked (here both significantly better than LR and than the rest)
     better = lr - 0.02 + rng.normal(0, 0.002, n)
-    assert repro.significance_marks(frame(**{"MT k=1": better, "MT k=m": better})) == {"MT k=1": "†", "MT k=m": "†"}
+    assert report.significance_marks(frame(**{"MT k=1": better, "MT k=m": better})) == \
+        {"MT k=1": "†", "MT k=m": "†"}
 
 
-def test_selvi2022_preprocessing(repro):
+def test_selvi2022_preprocessing():
     """N, k, m of Table 1 (selvi2022 Appendix D), which drokit's default "paper" preprocessing (sun2025)
     does not give for breast-cancer, balance-scale, hayes-roth and audiology."""
     expected = {"breast-cancer": (277, 32, 9), "balance-scale": (625, 16, 4), "hayes-roth": (160, 11, 4),
                 "audiology": (226, 92, 69), "voting": (435, 32, 16), "lymphography": (148, 41, 18)}
     for name, sizes in expected.items():
-        X, y = repro.load_selvi2022(name)
-        assert repro.dataset_sizes(X) == sizes, name
+        X, y = protocol.load_selvi2022(name)
+        assert protocol.dataset_sizes(X) == sizes, name
         assert not X.isna().any().any()
         _, raw = dk.datasets.load(name, preprocessing="raw")
         if name != "breast-cancer":
             assert y.sum() == raw.value_counts().max(), name                # y = 1: the majority class
-    X, y = repro.load_selvi2022("balance-scale")
+    X, y = protocol.load_selvi2022("balance-scale")
     assert y.name == "class=R" and y.sum() == 288
-    assert repro.PUBLISHED["breast-cancer"].N == 277 and repro.PUBLISHED["audiology"].marks["r-DRO k=1"] == "†‡"
+    assert report.PUBLISHED["breast-cancer"].N == 277 and report.PUBLISHED["audiology"].marks["r-DRO k=1"] == "†‡"

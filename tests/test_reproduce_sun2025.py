@@ -1,4 +1,5 @@
-"""examples/reproduce_sun2025.py: the sun2025 reproduction runs end to end and its report is right.
+"""reproductions.sun2025 (``python -m reproductions.sun2025``): the sun2025 reproduction runs end to end and
+its report is right.
 
 One tiny run (hayes-roth: 105 training / 27 test rows, 3 categorical features; 2 thetas, 2 folds,
 20 perturbed sets, one rho mean, n_jobs=1; a few seconds) writes the report into a temporary folder.
@@ -26,20 +27,17 @@ import pytest
 import drokit as dk
 from drokit.evaluation import adaptive_calibration_error
 
-from tests.example_scripts import load_example, timed_main
+import reproductions.sun2025 as sun2025
+from reproductions.sun2025 import protocol
+from tests.example_scripts import timed_main
 
 ARGS = ["--datasets", "hayes-roth", "--thetas", "0.5", "0.9", "--folds", "2", "--n-sets", "20",
         "--rho-means", "0.8", "--n-jobs", "1", "--seed", "7", "--quiet"]
 
 
 @pytest.fixture(scope="module")
-def repro():
-    return load_example("reproduce_sun2025")
-
-
-@pytest.fixture(scope="module")
-def run(repro, tmp_path_factory):
-    return timed_main(repro, ARGS, tmp_path_factory.mktemp("sun2025"))
+def run(tmp_path_factory):
+    return timed_main(sun2025, ARGS, tmp_path_factory.mktemp("sun2025"))
 
 
 def _table_row(readme: str, section: str, model: str) -> list:
@@ -121,11 +119,11 @@ def test_chosen_hyperparameters_minimise_cv_ace(run):
     assert len(cv[cv["model"] == "unit DRO"]) == 7                    # the paper's radius grid
 
 
-def test_lasso_solves_the_papers_objective(repro):
+def test_lasso_solves_the_papers_objective():
     cp = pytest.importorskip("cvxpy")
-    split = repro.load_split("hayes-roth", 7)
+    split = protocol.load_split("hayes-roth", 7)
     lam = 0.01
-    model = repro.LassoLogistic(lam=lam, tol=1e-10).fit(split.X_train, split.y_train)
+    model = protocol.LassoLogistic(lam=lam, tol=1e-10).fit(split.X_train, split.y_train)
     Z = model.encoder_.transform(split.X_train)
     s = 2.0 * split.y_train.to_numpy() - 1.0
 
@@ -139,12 +137,12 @@ def test_lasso_solves_the_papers_objective(repro):
     ours = objective(model.model_.coef_.ravel(), float(model.model_.intercept_[0]))
     assert ours == pytest.approx(problem.value, rel=1e-6)
     # a different scaling of the penalty (e.g. C = 1 / lambda) solves another problem
-    other = repro.LassoLogistic(lam=lam * len(s)).fit(split.X_train, split.y_train)
+    other = protocol.LassoLogistic(lam=lam * len(s)).fit(split.X_train, split.y_train)
     assert objective(other.model_.coef_.ravel(), float(other.model_.intercept_[0])) > problem.value + 1e-3
 
 
-def test_standardization_uses_training_rows_only(repro):
-    split = repro.load_split("hepatitis", 7)
+def test_standardization_uses_training_rows_only():
+    split = protocol.load_split("hepatitis", 7)
     X, _ = dk.datasets.load("hepatitis")
     num = split.numerical
     assert num and len(split.y_train) + len(split.y_test) == len(X)
