@@ -1,14 +1,16 @@
 """drokit: distributionally robust optimization for machine learning on mixed tabular data.
 
 Declare a ground metric, a loss and an ambiguity set; drokit compiles them into a sparse conic
-program, solves it (Clarabel by default) and certifies the answer::
+program, solves it (Clarabel by default) and certifies the answer:
 
-    import numpy as np, drokit as dk
-    metric = dk.GroundMetric(numerical=dk.NormCost(p=1),
-                             categorical=dk.MismatchCost(weights=None, p=1),
-                             label=dk.LabelCost(kappa=np.inf))
-    clf = dk.DROClassifier(loss="logistic", ambiguity=dk.Wasserstein(metric, radius=0.05)).fit(X, y)
-    clf.result_.objective, clf.result_.lower_bound, clf.result_.upper_bound
+```python
+import numpy as np, drokit as dk
+metric = dk.GroundMetric(numerical=dk.NormCost(p=1),
+                         categorical=dk.MismatchCost(weights=None, p=1),
+                         label=dk.LabelCost(kappa=np.inf))
+clf = dk.DROClassifier(loss="logistic", ambiguity=dk.Wasserstein(metric, radius=0.05)).fit(X, y)
+clf.result_.objective, clf.result_.lower_bound, clf.result_.upper_bound
+```
 
 Public API
 ----------

@@ -29,11 +29,16 @@ class SolverError(DrokitError, RuntimeError):
 
     Attributes
     ----------
-    status : drokit's status name (e.g. ``"optimal_inaccurate"``, ``"infeasible"``, ``"solver_error"``).
-    raw_status : the back-end's own status string.
-    solver : the back-end name.
-    solution : the :class:`~drokit.solvers.base.SolverSolution` when one exists (may be ``None``).
-    result : the :class:`~drokit.FitResult` of the best model found and its certified bounds, when the fit
+    status : str
+        drokit's status name (e.g. ``"optimal_inaccurate"``, ``"infeasible"``, ``"solver_error"``).
+    raw_status : str
+        The back-end's own status string.
+    solver : str
+        The back-end name.
+    solution : drokit.solvers.base.SolverSolution or None
+        The :class:`~drokit.solvers.base.SolverSolution` when one exists (may be ``None``).
+    result : drokit.FitResult or None
+        The :class:`~drokit.FitResult` of the best model found and its certified bounds, when the fit
         got that far (a cutting plane stopped by its ``time_limit`` or its round limit); else ``None``.
     """
 

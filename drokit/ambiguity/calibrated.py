@@ -31,13 +31,22 @@ class CalibratedWasserstein(AmbiguitySet):
 
     Parameters
     ----------
-    theta : likelihood-ratio level in ``(0, 1]`` (``1``: no robustness; the paper's grid 0.5 ... 0.99).
-    rho_numerical, rho_categorical : probabilities of certainty, a scalar for every column or
-        ``{column: rho}`` (``rho = 1``: immutable); as :func:`drokit.metrics.calibrate`.
-    half_width, half_width_in_std : the Laplace half-width ``u_j`` (default ``0.4 std_j``).
-    round : ``None`` or the decimals of the categorical weights (the paper rounds them).
-    on_zero : what a positive categorical weight rounding to 0 does (``"raise"``, ``"warn"``, ``"ignore"``).
-    kappa : label-flip cost (``np.inf``: labels never move).
+    theta : float
+        Likelihood-ratio level in ``(0, 1]`` (``1``: no robustness; the paper's grid 0.5 ... 0.99).
+    rho_numerical, rho_categorical : float or dict or None
+        Probabilities of certainty, a scalar for every column or ``{column: rho}`` (``rho = 1``:
+        immutable); as :func:`drokit.metrics.calibrate`.
+    half_width : float
+        The Laplace half-width ``u_j`` (default ``0.4 std_j``, with ``half_width_in_std``).
+    half_width_in_std : bool
+        Whether ``half_width`` is a multiple of the column's standard deviation: the Laplace half-width
+        ``u_j`` (default ``0.4 std_j``).
+    round : int or None
+        ``None`` or the decimals of the categorical weights (the paper rounds them).
+    on_zero : {"raise", "warn", "ignore"}
+        What a positive categorical weight rounding to 0 does (``"raise"``, ``"warn"``, ``"ignore"``).
+    kappa : float
+        Label-flip cost (``np.inf``: labels never move).
     """
 
     def __init__(self, theta: float = 0.9, rho_numerical=None, rho_categorical=None, half_width: float = 0.4,

@@ -49,18 +49,22 @@ class OTMoment(ParamsMixin):
 
     Parameters
     ----------
-    metric : :class:`~drokit.GroundMetric` ``d`` whose numerical part is a ``NormCost(p=2)`` (used
+    metric : drokit.GroundMetric or None
+        :class:`~drokit.GroundMetric` ``d`` whose numerical part is a ``NormCost(p=2)`` (used
         squared); default :func:`squared_euclidean_metric`.  Weights ``inf`` make a feature immutable.
-    theta1 : weight of data corruption (``w d``), ``> 0``; ``np.inf``: samples never move.
-    theta2 : weight of the reweighting divergence ``phi(w)``, ``> 0``; ``np.inf``: weights stay 1.
-    divergence : ``"kl"`` or ``"chi2"``.
+    theta1 : float
+        Weight of data corruption (``w d``), ``> 0``; ``np.inf``: samples never move.
+    theta2 : float
+        Weight of the reweighting divergence ``phi(w)``, ``> 0``; ``np.inf``: weights stay 1.
+    divergence : {"kl", "chi2"}
+        ``"kl"`` or ``"chi2"``.
 
     Examples
     --------
-    ::
-
-        amb = dk.OTMoment(theta1=1.0, theta2=0.25)                  # the paper's Section 4.2 setting
-        amb = dk.OTMoment.from_budget_split(C=5, corruption_share=0.5)  # theta1 = theta2 = 0.4
+    ```python
+    amb = dk.OTMoment(theta1=1.0, theta2=0.25)                  # the paper's Section 4.2 setting
+    amb = dk.OTMoment.from_budget_split(C=5, corruption_share=0.5)  # theta1 = theta2 = 0.4
+    ```
     """
 
     DEFAULT_COMPONENTS = {"metric": squared_euclidean_metric}

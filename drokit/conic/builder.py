@@ -5,11 +5,13 @@ matrix, so a constraint family over all samples and configurations is built with
 sparse-matrix operations and no Python loop over rows.  :class:`ProgramBuilder` allocates named
 variables, collects cone blocks and returns the final program.
 
-Example (one exponential cone per sample, all at once)::
+Example (one exponential cone per sample, all at once):
 
-    pb = ProgramBuilder()
-    t = pb.var("t", N)
-    pb.add_exp(-t, pb.constant(np.ones(N)), v)     # exp(-t_i) <= v_i  for every i
+```python
+pb = ProgramBuilder()
+t = pb.var("t", N)
+pb.add_exp(-t, pb.constant(np.ones(N)), v)     # exp(-t_i) <= v_i  for every i
+```
 """
 
 from __future__ import annotations

@@ -60,11 +60,13 @@ def to_cvxpy(program: ConicProgram) -> Tuple[Any, Any]:
     below the fit's objective by up to the certified gap), for a cutting-plane fit the **final master** only
     (see the module docstring).
 
-    Example::
+    Example:
 
-        problem, x = to_cvxpy(program)
-        problem.solve(solver="CLARABEL")
-        program.value("beta", x.value)
+    ```python
+    problem, x = to_cvxpy(program)
+    problem.solve(solver="CLARABEL")
+    program.value("beta", x.value)
+    ```
     """
     cp = _require("cvxpy", "to_cvxpy", "cvxpy")
     A = sp.csr_matrix(program.A)

@@ -1,9 +1,11 @@
 """The sparse conic program that every compile path produces and every back-end consumes.
 
-Standard form (the one Clarabel uses, so the default back-end needs no translation)::
+Standard form (the one Clarabel uses, so the default back-end needs no translation):
 
-    minimize    c^T x + c0
-    subject to  b - A x = s,   s in K = K_1 x K_2 x ... x K_r
+```text
+minimize    c^T x + c0
+subject to  b - A x = s,   s in K = K_1 x K_2 x ... x K_r
+```
 
 where each ``K_i`` is one of
 
@@ -62,12 +64,18 @@ class ConicProgram:
 
     Attributes
     ----------
-    c : (n,) objective vector.
-    A : (m, n) sparse CSC constraint matrix.
-    b : (m,) right-hand side.
-    cones : cone blocks in row order; their rows sum to m.
-    variables : name -> slice of x.
-    c0 : constant objective offset.
+    c : numpy.ndarray of shape (n,)
+        Objective vector.
+    A : scipy.sparse.csc_matrix of shape (m, n)
+        Sparse CSC constraint matrix.
+    b : numpy.ndarray of shape (m,)
+        Right-hand side.
+    cones : list of ConeBlock
+        Cone blocks in row order; their rows sum to m.
+    variables : dict of str to slice
+        Name -> slice of x.
+    c0 : float
+        Constant objective offset.
     """
 
     c: np.ndarray

@@ -258,23 +258,29 @@ def load(name: str, *, data_home: PathLike | None = None, preprocessing: str = "
 
     Parameters
     ----------
-    name : one of :func:`list_datasets` (case, ``_`` and ``-`` are not significant).
-    data_home : directory searched first for the CSV; then ``$DROKIT_DATA``; then the packaged copy.
-    preprocessing : ``"paper"`` (Sun et al. 2025 / Selvi et al. 2022, binary ``y`` in {0, 1}, no
-        missing values) or ``"raw"`` (manifest typing, missing values kept, original target); see the
-        module docstring for the exact rules and the resulting sizes.
-    as_frame : ``True`` returns a DataFrame (numerical ``float64`` and categorical ``category``
-        columns) and a Series; ``False`` returns numpy arrays (``X`` of dtype object, so the estimators
-        then need ``categorical_features``).
-    standardize : z-score the numerical columns over the returned rows (mean 0, sample std 1;
-        constant-zero-std columns are only centred).  Off by default: doing it before a train/test split
-        leaks test statistics.  Only with ``preprocessing="paper"``.
+    name : str
+        One of :func:`list_datasets` (case, ``_`` and ``-`` are not significant).
+    data_home : str or os.PathLike or None
+        Directory searched first for the CSV; then ``$DROKIT_DATA``; then the packaged copy.
+    preprocessing : {"paper", "raw"}
+        ``"paper"`` (Sun et al. 2025 / Selvi et al. 2022, binary ``y`` in {0, 1}, no missing values) or
+        ``"raw"`` (manifest typing, missing values kept, original target); see the module docstring for
+        the exact rules and the resulting sizes.
+    as_frame : bool
+        ``True`` returns a DataFrame (numerical ``float64`` and categorical ``category`` columns) and a
+        Series; ``False`` returns numpy arrays (``X`` of dtype object, so the estimators then need
+        ``categorical_features``).
+    standardize : bool
+        Z-score the numerical columns over the returned rows (mean 0, sample std 1; constant-zero-std
+        columns are only centred).  Off by default: doing it before a train/test split leaks test
+        statistics.  Only with ``preprocessing="paper"``.
 
     Returns
     -------
-    X : DataFrame (N, n + m), columns in file order, index 0..N-1.
-    y : Series (N,); ``paper``: int 0/1 named ``"<target>=<positive class>"``; ``raw``: the target
-        column as strings.
+    X : pandas.DataFrame of shape (N, n + m)
+        Columns in file order, index 0..N-1.
+    y : pandas.Series of shape (N,)
+        ``paper``: int 0/1 named ``"<target>=<positive class>"``; ``raw``: the target column as strings.
     """
     manifest = _manifest(data_home)
     key = _resolve_name(name, manifest)

@@ -62,16 +62,25 @@ class RobustnessReport:
 
     Attributes
     ----------
-    per_set : long DataFrame, one row per (model, scenario, set, metric), columns ``model``,
-        ``scenario``, ``set`` (0 .. K-1, the position in the scenario's ``ShiftedSets``), ``metric``,
-        ``value``.  ``model``, ``scenario`` and ``metric`` are ordered categoricals (input order).
-    nominal : DataFrame of the scores on the unperturbed test set, index model, one column per metric.
-    models, scenarios, metrics : names in input order.
-    shifts : ``{scenario: ShiftedSets}``; iterate one to see its sets again.
-    pos_label : the positive class (``proba`` is the column of ``classes_ == pos_label``).
-    n_bins, auc_ties : the ACE/ECE bins and the AUC tie rule used.
-    seed : the entropy of the root seed the sets were drawn with (``None`` when ``shifts`` was
-        passed): ``simulate_shift(..., seed=np.random.SeedSequence(report.seed))`` redraws them.
+    per_set : pandas.DataFrame
+        Long DataFrame, one row per (model, scenario, set, metric), columns ``model``, ``scenario``,
+        ``set`` (0 .. K-1, the position in the scenario's ``ShiftedSets``), ``metric``, ``value``.
+        ``model``, ``scenario`` and ``metric`` are ordered categoricals (input order).
+    nominal : pandas.DataFrame
+        DataFrame of the scores on the unperturbed test set, index model, one column per metric.
+    models, scenarios, metrics : tuple of str
+        Names in input order.
+    shifts : dict of str to ShiftedSets
+        ``{scenario: ShiftedSets}``; iterate one to see its sets again.
+    pos_label : object
+        The positive class (``proba`` is the column of ``classes_ == pos_label``).
+    n_bins : int
+        The ACE/ECE bins used.
+    auc_ties : str
+        The AUC tie rule used.
+    seed : int or None
+        The entropy of the root seed the sets were drawn with (``None`` when ``shifts`` was passed):
+        ``simulate_shift(..., seed=np.random.SeedSequence(report.seed))`` redraws them.
     """
 
     per_set: "pd.DataFrame"

@@ -57,30 +57,46 @@ def robustness_report(models, X_test, y_test, *, shifts=None, shift_model=None, 
 
     Parameters
     ----------
-    models : ``{name: fitted classifier}``, or a list of them (named by class, ``_2``, ``_3`` for
-        repeats; a Pipeline by its last step).  Each needs ``predict_proba`` and two ``classes_``.
-    X_test, y_test : the unperturbed test set (DataFrame) and its binary labels.
-    shifts : sets already drawn: a :class:`ShiftedSets`, a list of them, or ``{scenario name:
+    models : dict or list
+        ``{name: fitted classifier}``, or a list of them (named by class, ``_2``, ``_3`` for repeats; a
+        Pipeline by its last step).  Each needs ``predict_proba`` and two ``classes_``.
+    X_test : pandas.DataFrame
+        The unperturbed test set (DataFrame).
+    y_test : array_like of shape (n_samples,)
+        The binary labels of ``X_test``.
+    shifts : ShiftedSets or list of ShiftedSets or dict or None
+        Sets already drawn: a :class:`ShiftedSets`, a list of them, or ``{scenario name:
         ShiftedSets}``.  They must be copies of ``X_test``.  Exclusive with the next four arguments.
-    shift_model : the shift model passed to :func:`simulate_shift` (a ``Calibration`` or a
-        ``GroundMetric``, e.g. the calibrated metric of the DRO model), not a classifier.
-    n_sets : perturbed sets per scenario (default 1,000; the paper uses 5,000).  The worst case
-        grows with ``n_sets``: compare reports with the same ``n_sets``.
-    scenarios : scenario names or ``(scenario, amount)`` pairs (``PAPER_SCENARIOS`` for the paper's
-        eight); default ``("expected",)``.  Labels: ``"expected"``, ``"rho_offset=-0.2"``, ...
-    seed : the seed of :func:`simulate_shift`.  Every scenario is drawn with the same seed, so the
-        sets of a scenario equal ``simulate_shift(X_test, shift_model, n_sets, seed, scenario,
-        amount)`` (common random numbers across scenarios).  ``None`` draws fresh entropy, kept in
+    shift_model : Calibration or GroundMetric or None
+        The shift model passed to :func:`simulate_shift` (a ``Calibration`` or a ``GroundMetric``,
+        e.g. the calibrated metric of the DRO model), not a classifier.
+    n_sets : int or None
+        Perturbed sets per scenario (default 1,000; the paper uses 5,000).  The worst case grows with
+        ``n_sets``: compare reports with the same ``n_sets``.
+    scenarios : sequence or None
+        Scenario names or ``(scenario, amount)`` pairs (``PAPER_SCENARIOS`` for the paper's eight);
+        default ``("expected",)``.  Labels: ``"expected"``, ``"rho_offset=-0.2"``, ...
+    seed : int or SeedSequence or Generator or None
+        The seed of :func:`simulate_shift`.  Every scenario is drawn with the same seed, so the sets of
+        a scenario equal ``simulate_shift(X_test, shift_model, n_sets, seed, scenario, amount)``
+        (common random numbers across scenarios).  ``None`` draws fresh entropy, kept in
         ``report.seed``.
-    metrics : names among ``"ace"``, ``"ece"``, ``"auc"``, ``"accuracy"``, ``"log_loss"``
+    metrics : sequence of str
+        Names among ``"ace"``, ``"ece"``, ``"auc"``, ``"accuracy"``, ``"log_loss"``
         (:mod:`drokit.evaluation.scores` states their formulas).
-    n_bins : bins of ACE (equal count) and ECE (equal width).
-    auc_ties : ``"half"`` (ties count 1/2, = scikit-learn) or ``"zero"`` (the paper's code).
-    pos_label : the positive class; default the models' ``classes_[1]``.
-    categorical_features : column roles for a plain ``GroundMetric`` shift model (as in the estimators).
-    batch_rows : rows per ``predict_proba`` call (sets are concatenated up to this size; a value
-        below ``len(X_test)`` predicts one set per call).
-    progress : print one line per scenario and model to stderr.
+    n_bins : int
+        Bins of ACE (equal count) and ECE (equal width).
+    auc_ties : {"half", "zero"}
+        ``"half"`` (ties count 1/2, = scikit-learn) or ``"zero"`` (the paper's code).
+    pos_label : object or None
+        The positive class; default the models' ``classes_[1]``.
+    categorical_features : array_like or None
+        Column roles for a plain ``GroundMetric`` shift model (as in the estimators).
+    batch_rows : int
+        Rows per ``predict_proba`` call (sets are concatenated up to this size; a value below
+        ``len(X_test)`` predicts one set per call).
+    progress : bool
+        Print one line per scenario and model to stderr.
     """
     if pd is None:  # pragma: no cover
         raise ImportError("robustness_report needs pandas")

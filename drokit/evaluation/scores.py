@@ -124,11 +124,11 @@ def adaptive_calibration_error(y_true, proba, n_bins: int = 10, *, pos_label=Non
     ``np.array_split`` does (the first ``n mod K`` groups hold one sample more; with ``K > n`` the
     extra groups are empty and weigh 0).  Then
 
-    .. math::
-
-        \mathrm{ACE} = \sum_{b=1}^{K} \frac{|B_b|}{n}\,
-            \Bigl|\frac{1}{|B_b|}\sum_{i \in B_b} y_i - \frac{1}{|B_b|}\sum_{i \in B_b} p_i\Bigr|
-          = \frac{1}{n} \sum_{b=1}^{K} \Bigl|\sum_{i \in B_b} (y_i - p_i)\Bigr| .
+    ```latex
+    \mathrm{ACE} = \sum_{b=1}^{K} \frac{|B_b|}{n}\,
+        \Bigl|\frac{1}{|B_b|}\sum_{i \in B_b} y_i - \frac{1}{|B_b|}\sum_{i \in B_b} p_i\Bigr|
+      = \frac{1}{n} \sum_{b=1}^{K} \Bigl|\sum_{i \in B_b} (y_i - p_i)\Bigr| .
+    ```
 
     This is the variant of the paper's code (spec §6.4 [code]): the positive class only, each bin
     weighted by its share of the samples.  Nixon et al. (2019) average ``|acc - conf|`` over
@@ -147,7 +147,9 @@ def expected_calibration_error(y_true, proba, n_bins: int = 10, *, pos_label=Non
     ``np.linspace`` would put 0.3 in the bin below 0.30000000000000004).  With the same weighting as
     :func:`adaptive_calibration_error`:
 
-    .. math:: \mathrm{ECE} = \frac{1}{n} \sum_{b=0}^{K-1} \Bigl|\sum_{i \in B_b} (y_i - p_i)\Bigr| .
+    ```latex
+    \mathrm{ECE} = \frac{1}{n} \sum_{b=0}^{K-1} \Bigl|\sum_{i \in B_b} (y_i - p_i)\Bigr| .
+    ```
     """
     y, p = _prepared(y_true, proba, pos_label, "expected_calibration_error")
     return float(ece_batch(y, p[None], check_n_bins(n_bins, "expected_calibration_error"))[0])
@@ -156,10 +158,10 @@ def expected_calibration_error(y_true, proba, n_bins: int = 10, *, pos_label=Non
 def roc_auc(y_true, score, *, pos_label=None, ties: str = "half") -> float:
     r"""Area under the ROC curve, the Mann-Whitney statistic of the scores.
 
-    .. math::
-
-        \mathrm{AUC} = \frac{1}{n_+ n_-} \sum_{i: y_i = 1} \sum_{j: y_j = 0}
-            \bigl(\mathbb{1}[s_i > s_j] + w\,\mathbb{1}[s_i = s_j]\bigr)
+    ```latex
+    \mathrm{AUC} = \frac{1}{n_+ n_-} \sum_{i: y_i = 1} \sum_{j: y_j = 0}
+        \bigl(\mathbb{1}[s_i > s_j] + w\,\mathbb{1}[s_i = s_j]\bigr)
+    ```
 
     with ``w = 1/2`` for ``ties="half"`` (the default: midranks, equal to
     ``sklearn.metrics.roc_auc_score``) or ``w = 0`` for ``ties="zero"`` (the paper's code, spec §6.4,
@@ -176,7 +178,9 @@ def roc_auc(y_true, score, *, pos_label=None, ties: str = "half") -> float:
 def accuracy(y_true, proba, *, threshold: float = 0.5, pos_label=None) -> float:
     r"""Fraction of correct labels when ``p_i > threshold`` predicts the positive class.
 
-    .. math:: \mathrm{acc} = \frac{1}{n} \sum_i \mathbb{1}\bigl[\mathbb{1}[p_i > t] = y_i\bigr]
+    ```latex
+    \mathrm{acc} = \frac{1}{n} \sum_i \mathbb{1}\bigl[\mathbb{1}[p_i > t] = y_i\bigr]
+    ```
 
     With ``t = 0.5`` this is the label that ``predict`` of a logistic model returns (decision
     function > 0); ``p = 0.5`` exactly counts as the negative class.
@@ -190,8 +194,10 @@ def accuracy(y_true, proba, *, threshold: float = 0.5, pos_label=None) -> float:
 def log_loss(y_true, proba, *, pos_label=None) -> float:
     r"""Mean negative log-likelihood (natural log) of the labels.
 
-    .. math:: \ell = -\frac{1}{n} \sum_i \bigl(y_i \log \tilde p_i + (1 - y_i) \log(1 - \tilde p_i)\bigr),
-        \qquad \tilde p_i = \min(\max(p_i, 10^{-15}), 1 - 10^{-15}) .
+    ```latex
+    \ell = -\frac{1}{n} \sum_i \bigl(y_i \log \tilde p_i + (1 - y_i) \log(1 - \tilde p_i)\bigr),
+    \qquad \tilde p_i = \min(\max(p_i, 10^{-15}), 1 - 10^{-15}) .
+    ```
     """
     y, p = _prepared(y_true, proba, pos_label, "log_loss")
     return float(log_loss_batch(y, p[None])[0])

@@ -61,10 +61,15 @@ class ShiftedSets:
 
     Attributes
     ----------
-    scenario, amount : the scenario and its parameter.
-    rho_numerical, rho_categorical : ``{column: rho~}`` used for the shift (after the scenario);
-        a numerical rho is NaN when the model is a plain metric (no half-width to define it).
-    laplace_scale : ``{column: b~}`` of the numerical columns (0 = immutable).
+    scenario : str
+        The scenario.
+    amount : float or None
+        The scenario's parameter.
+    rho_numerical, rho_categorical : dict of str to float
+        ``{column: rho~}`` used for the shift (after the scenario); a numerical rho is NaN when the
+        model is a plain metric (no half-width to define it).
+    laplace_scale : dict of str to float
+        ``{column: b~}`` of the numerical columns (0 = immutable).
     """
 
     def __init__(self, X, n_sets: int, scenario: str, amount, rho_numerical: Dict[str, float],
@@ -204,8 +209,10 @@ def simulate_shift(X, model, n_sets: int, seed=None, scenario: str = "expected",
 
     Parameters
     ----------
-    X : test DataFrame (numerical and categorical columns, no labels).
-    model : the shift model, one of
+    X : pandas.DataFrame
+        Test DataFrame (numerical and categorical columns, no labels).
+    model : Calibration or GroundMetric
+        The shift model, one of
 
         * a :class:`~drokit.metrics.Calibration` (:func:`drokit.metrics.calibrate` on the training
           data);
@@ -215,13 +222,18 @@ def simulate_shift(X, model, n_sets: int, seed=None, scenario: str = "expected",
           ``rho_l = 1 / (1 + (|C_l| - 1) exp(-delta_l))``, the inverse of the calibration formulas.
           It has no half-widths, so the unexpected scenarios need a calibration when ``X`` has
           numerical columns.
-    n_sets : number of perturbed copies (the paper: 5,000).
-    seed : ``None``, an int, a ``SeedSequence`` or a ``numpy.random.Generator``.
-    scenario : ``"expected"``, ``"rho_offset"`` or ``"rho_jitter"`` (module docstring;
+    n_sets : int
+        Number of perturbed copies (the paper: 5,000).
+    seed : int or SeedSequence or Generator or None
+        ``None``, an int, a ``SeedSequence`` or a ``numpy.random.Generator``.
+    scenario : {"expected", "rho_offset", "rho_jitter"}
+        ``"expected"``, ``"rho_offset"`` or ``"rho_jitter"`` (module docstring;
         :data:`PAPER_SCENARIOS` lists the paper's eight).
-    amount : the offset added to rho (``"rho_offset"``) or the jitter radius > 0 (``"rho_jitter"``);
+    amount : float or None
+        The offset added to rho (``"rho_offset"``) or the jitter radius > 0 (``"rho_jitter"``);
         ``None`` for ``"expected"``.
-    categorical_features : column roles for a plain ``GroundMetric`` (as in the estimators).
+    categorical_features : array_like or None
+        Column roles for a plain ``GroundMetric`` (as in the estimators).
 
     Returns
     -------

@@ -120,21 +120,31 @@ class WorstCaseResult:
 
     Attributes
     ----------
-    value : ``WC(beta) = min_{lam >= lam_min} F(lam)`` (``F(lam*)``, an upper bound exact up to rounding).
-    nominal_risk : empirical risk ``(1/N) sum_n L(u_n)`` of the evaluation data.
-    lam, lam_min : the optimal multiplier ``lam*`` of the budget and its floor (``lam = inf`` at radius 0,
-        where it is undefined).
-    radius : ``eps``.
-    attained : ``False`` when the worst case is approached only in the limit (see :attr:`limit`).
-    atoms : one row per atom of the worst-case distribution: ``sample`` (row position in ``X``),
+    value : float
+        ``WC(beta) = min_{lam >= lam_min} F(lam)`` (``F(lam*)``, an upper bound exact up to rounding).
+    nominal_risk : float
+        Empirical risk ``(1/N) sum_n L(u_n)`` of the evaluation data.
+    lam, lam_min : float
+        The optimal multiplier ``lam*`` of the budget and its floor (``lam = inf`` at radius 0, where
+        it is undefined).
+    radius : float
+        ``eps``.
+    attained : bool
+        ``False`` when the worst case is approached only in the limit (see :attr:`limit`).
+    atoms : pandas.DataFrame
+        One row per atom of the worst-case distribution: ``sample`` (row position in ``X``),
         ``mass``, ``cost`` (transport cost from the sample), ``loss`` (at the atom), ``label`` (in the
         user's labels), ``flipped``, the level of every categorical feature (user's labels), ``changed``
         (comma-separated changed features; ``"<label>"`` for a flip) and ``n_changed``.
-    budget_used : ``sum mass * cost`` over the atoms (``= radius`` when the budget binds).
-    limit : :class:`LimitingDirection` when ``attained`` is ``False``, else ``None``.
-    lower_bound : expected loss of the atoms plus ``lam_min * (radius - budget_used)`` in the limiting
-        case: a certified lower bound on ``WC(beta)``.
-    method : the row source used: ``"enumeration"``, ``"oracle"`` or ``"nominal"`` (radius 0).
+    budget_used : float
+        ``sum mass * cost`` over the atoms (``= radius`` when the budget binds).
+    limit : LimitingDirection or None
+        :class:`LimitingDirection` when ``attained`` is ``False``, else ``None``.
+    lower_bound : float
+        Expected loss of the atoms plus ``lam_min * (radius - budget_used)`` in the limiting case: a
+        certified lower bound on ``WC(beta)``.
+    method : str
+        The row source used: ``"enumeration"``, ``"oracle"`` or ``"nominal"`` (radius 0).
     """
 
     value: float
@@ -380,28 +390,33 @@ def worst_case(model, X, y, ambiguity=None, *, method: str = "auto", schema=None
 
     Parameters
     ----------
-    model : a fitted :class:`~drokit.DROClassifier` / :class:`~drokit.DRORegressor`; or any fitted linear
+    model : estimator
+        A fitted :class:`~drokit.DROClassifier` / :class:`~drokit.DRORegressor`; or any fitted linear
         model with ``coef_`` and ``intercept_`` fitted on drokit's design matrix ``[numerical columns,
         reference-level dummies]`` (e.g. an sklearn ``LogisticRegression`` fitted on
         ``schema.design(schema.transform(X))``), then ``schema`` (a :class:`~drokit.schema.FeatureSchema`)
         and ``ambiguity`` are required, and ``loss`` unless the model is a ``LogisticRegression``.
-    X, y : evaluation data with the columns of fit, in the same order (pandas or numpy), checked as the
+    X, y : array_like
+        Evaluation data with the columns of fit, in the same order (pandas or numpy), checked as the
         estimator's ``predict`` checks them (:func:`drokit.validation.check_features`: other
         DataFrame columns raise, a numpy array for a model fitted on a DataFrame warns); unseen
         categorical levels follow the estimator's ``handle_unknown`` (``"error"`` raises, ``"ignore"`` uses the reference
         level).  Classification labels must be among the model's ``classes_`` (a model without
         ``classes_``: +-1 labels, or two labels of which the larger is the positive class).
-    ambiguity : :class:`~drokit.Wasserstein` ball; defaults to the estimator's own.
-    method : ``"enumeration"`` (all configuration rows, exact; small problems), ``"oracle"`` (the DP
+    ambiguity : Wasserstein or None
+        :class:`~drokit.Wasserstein` ball; defaults to the estimator's own.
+    method : {"auto", "enumeration", "oracle"}
+        ``"enumeration"`` (all configuration rows, exact; small problems), ``"oracle"`` (the DP
         separation oracle, exact, any size) or ``"auto"`` (enumeration up to
         ``AUTO_ENUMERATION_ROWS`` rows, else the oracle).
-    sample_weight : weights of the rows of ``X`` (the ball is around ``sum_n p_n delta_n``); uniform by
-        default.
+    sample_weight : array_like of shape (n_samples,) or None
+        Weights of the rows of ``X`` (the ball is around ``sum_n p_n delta_n``); uniform by default.
 
     Returns
     -------
-    :class:`WorstCaseResult` (``value``, ``nominal_risk``, ``lam``, ``lam_min``, ``attained``, ``atoms``,
-    ``budget_used``, ``limit``, ``distribution_matrix()``, ``summary()``).
+    WorstCaseResult
+        ``value``, ``nominal_risk``, ``lam``, ``lam_min``, ``attained``, ``atoms``, ``budget_used``,
+        ``limit``, ``distribution_matrix()``, ``summary()``.
     """
     if method not in METHODS:
         raise ParameterError(f"method must be one of {list(METHODS)}, got {method!r}")

@@ -52,18 +52,22 @@ class Adversarial(Loss):
 
     Parameters
     ----------
-    loss : the attacked loss (name or :class:`~drokit.losses.Loss`): a non-increasing margin loss for
+    loss : drokit.losses.Loss or str
+        The attacked loss (name or :class:`~drokit.losses.Loss`): a non-increasing margin loss for
         classification (logistic, hinge, smooth hinge), any convex loss of the residual for regression.
-    norm : ``p >= 1`` of the attack ball (``np.inf`` for l-infinity); the model pays ``budget ||beta_x||_{p*}``.
-    budget : the attack radius ``alpha >= 0`` (in the units of the numerical features as given to the
-        model; ``0`` is the plain loss).
+    norm : float
+        ``p >= 1`` of the attack ball (``np.inf`` for l-infinity); the model pays
+        ``budget ||beta_x||_{p*}``.
+    budget : float
+        The attack radius ``alpha >= 0`` (in the units of the numerical features as given to the model;
+        ``0`` is the plain loss).
 
     Examples
     --------
-    ::
-
-        clf = dk.DROClassifier(loss=dk.losses.Adversarial("logistic", norm=2, budget=0.05),
-                               ambiguity=dk.Wasserstein(metric, radius=0.1))   # DR-ARO
+    ```python
+    clf = dk.DROClassifier(loss=dk.losses.Adversarial("logistic", norm=2, budget=0.05),
+                           ambiguity=dk.Wasserstein(metric, radius=0.1))   # DR-ARO
+    ```
     """
 
     def __init__(self, loss="logistic", norm: float = 2, budget: float = 0.0):

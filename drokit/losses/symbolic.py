@@ -226,25 +226,33 @@ def from_sympy(expr, e=None, *, task: Optional[str] = None, name: Optional[str] 
                conic: str = "auto", lipschitz: Optional[float] = None) -> SymbolicLoss:
     """A drokit loss from a sympy expression of the margin / residual symbol ``e``.
 
-    Example::
+    Example:
 
-        import sympy as sp
-        e = sp.Symbol("e")
-        softplus = dk.losses.from_sympy(sp.log(1 + sp.exp(-e)), e)       # exponential cones
-        hinge = dk.losses.from_sympy(sp.Max(0, 1 - e), e)                  # LP (affine pieces)
-        pseudo_huber = dk.losses.from_sympy(sp.sqrt(1 + e**2) - 1, e, task="regression")   # SOC
+    ```python
+    import sympy as sp
+    e = sp.Symbol("e")
+    softplus = dk.losses.from_sympy(sp.log(1 + sp.exp(-e)), e)       # exponential cones
+    hinge = dk.losses.from_sympy(sp.Max(0, 1 - e), e)                  # LP (affine pieces)
+    pseudo_huber = dk.losses.from_sympy(sp.sqrt(1 + e**2) - 1, e, task="regression")   # SOC
+    ```
 
     Parameters
     ----------
-    expr : sympy expression in the single symbol ``e``.
-    e : the symbol (default: the expression's only free symbol).
-    task : ``"classification"`` or ``"regression"``; default: classification when ``L`` is non-increasing,
+    expr : sympy.Expr
+        Sympy expression in the single symbol ``e``.
+    e : sympy.Symbol or None
+        The symbol (default: the expression's only free symbol).
+    task : str or None
+        ``"classification"`` or ``"regression"``; default: classification when ``L`` is non-increasing,
         else regression.
-    name : a short name (default ``str(expr)``).
-    conic : ``"auto"`` (recognize LP / exponential-cone / SOC forms, else outer approximation) or
+    name : str or None
+        A short name (default ``str(expr)``).
+    conic : {"auto", "outer"}
+        ``"auto"`` (recognize LP / exponential-cone / SOC forms, else outer approximation) or
         ``"outer"`` (always the tangent outer approximation; for cross-checks).
-    lipschitz : ``sup |L'|`` when sympy cannot take the limits of ``L'`` at ``+-oo`` (otherwise it must
-        equal the derived constant).  Without it such a loss has no certified constant and is refused
+    lipschitz : float or None
+        ``sup |L'|`` when sympy cannot take the limits of ``L'`` at ``+-oo`` (otherwise it must equal
+        the derived constant).  Without it such a loss has no certified constant and is refused
         wherever one is needed.
 
     Notes

@@ -97,10 +97,12 @@ def numerical_weight(rho, half_width):
 
     Parameters
     ----------
-    rho : probability of certainty in ``(0, 1]`` (scalar or array); ``rho = 1`` gives ``inf``
-        (the feature is immutable).
-    half_width : certainty half-width ``u > 0`` in the feature's units (the paper: ``0.4 sigma``);
-        broadcasts against ``rho``.
+    rho : float or array_like
+        Probability of certainty in ``(0, 1]`` (scalar or array); ``rho = 1`` gives ``inf`` (the
+        feature is immutable).
+    half_width : float or array_like
+        Certainty half-width ``u > 0`` in the feature's units (the paper: ``0.4 sigma``); broadcasts
+        against ``rho``.
 
     Returns
     -------
@@ -136,9 +138,11 @@ def categorical_weight(rho, n_levels):
 
     Parameters
     ----------
-    rho : probability of certainty in ``[1/|C|, 1]``; ``rho = 1`` gives ``inf`` (immutable),
+    rho : float or array_like
+        Probability of certainty in ``[1/|C|, 1]``; ``rho = 1`` gives ``inf`` (immutable),
         ``rho = 1/|C|`` gives 0 (the feature is free to change: every level equally likely).
-    n_levels : number of levels ``|C| >= 2`` (integer; broadcasts against ``rho``).
+    n_levels : int or array_like of int
+        Number of levels ``|C| >= 2`` (integer; broadcasts against ``rho``).
 
     Examples
     --------
@@ -184,9 +188,12 @@ def round_weights(weights, decimals: int, on_zero: str = "raise"):
 
     Parameters
     ----------
-    weights : a number, an array or a ``{column: weight}`` dict (returned as the same kind).
-    decimals : integer ``>= 0``.
-    on_zero : ``"raise"``, ``"warn"`` or ``"ignore"``.
+    weights : float or array_like or dict
+        A number, an array or a ``{column: weight}`` dict (returned as the same kind).
+    decimals : int
+        Integer ``>= 0``.
+    on_zero : {"raise", "warn", "ignore"}
+        ``"raise"``, ``"warn"`` or ``"ignore"``.
 
     Notes
     -----
@@ -252,11 +259,17 @@ def sample_certainty(seed, mean, sd: float = 0.2, n_levels=None, size=None):
 
     Parameters
     ----------
-    seed : ``None``, an int, a ``SeedSequence`` or a ``numpy.random.Generator`` (used as is).
-    mean, sd : the normal's mean (finite) and standard deviation (positive, finite).
-    n_levels : ``None`` (numerical features) or an integer / array of integers ``>= 2`` (one rho
-        per entry, categorical features).
-    size : number (or shape) of numerical rhos when ``n_levels`` is None; ``None`` gives a float.
+    seed : int or SeedSequence or Generator or None
+        ``None``, an int, a ``SeedSequence`` or a ``numpy.random.Generator`` (used as is).
+    mean : float
+        The normal's mean (finite).
+    sd : float
+        The normal's standard deviation (positive, finite).
+    n_levels : int or array_like of int or None
+        ``None`` (numerical features) or an integer / array of integers ``>= 2`` (one rho per entry,
+        categorical features).
+    size : int or tuple of int or None
+        Number (or shape) of numerical rhos when ``n_levels`` is None; ``None`` gives a float.
 
     Raises
     ------
@@ -345,10 +358,14 @@ class Calibration:
 
     Attributes
     ----------
-    rho_numerical : ``{column: rho}`` of the numerical columns, ``rho`` in (0, 1] (1 = immutable).
-    half_width : ``{column: u}``, the certainty half-width in the column's units.
-    rho_categorical : ``{column: rho}`` of the categorical columns, ``rho`` in [1/|C|, 1].
-    categories : ``{column: levels}`` of the categorical columns (``|C| = len(levels)``).
+    rho_numerical : dict of str to float
+        ``{column: rho}`` of the numerical columns, ``rho`` in (0, 1] (1 = immutable).
+    half_width : dict of str to float
+        ``{column: u}``, the certainty half-width in the column's units.
+    rho_categorical : dict of str to float
+        ``{column: rho}`` of the categorical columns, ``rho`` in [1/|C|, 1].
+    categories : dict of str to list
+        ``{column: levels}`` of the categorical columns (``|C| = len(levels)``).
     """
 
     rho_numerical: Dict[str, float]
@@ -391,17 +408,21 @@ def calibrate(X, rho_numerical=None, rho_categorical=None, half_width=0.4, half_
 
     Parameters
     ----------
-    X : training data (a DataFrame; an array works with ``categorical_features``).  Numerical and
+    X : pandas.DataFrame or array_like
+        Training data (a DataFrame; an array works with ``categorical_features``).  Numerical and
         categorical columns and the levels of each categorical column are recognised as in
         :class:`~drokit.schema.FeatureSchema`.
-    rho_numerical : one rho in (0, 1] for every numerical column, or ``{column: rho}`` naming each
-        numerical column; required when ``X`` has numerical columns.
-    rho_categorical : one rho in [1/|C|, 1] for every categorical column, or ``{column: rho}``.
-    half_width : certainty half-width ``u_j`` (scalar or ``{column: value}``).  With
-        ``half_width_in_std=True`` (default) it is a multiple of the column's sample standard
-        deviation in ``X`` (ddof = 1, the paper's ``u_j = 0.4 sigma_j``); otherwise it is in the
-        column's units.
-    categorical_features : overrides which columns are categorical (names, indices or a mask).
+    rho_numerical : float or dict or None
+        One rho in (0, 1] for every numerical column, or ``{column: rho}`` naming each numerical
+        column; required when ``X`` has numerical columns.
+    rho_categorical : float or dict or None
+        One rho in [1/|C|, 1] for every categorical column, or ``{column: rho}``.
+    half_width : float or dict
+        Certainty half-width ``u_j`` (scalar or ``{column: value}``).  With ``half_width_in_std=True``
+        (default) it is a multiple of the column's sample standard deviation in ``X`` (ddof = 1, the
+        paper's ``u_j = 0.4 sigma_j``); otherwise it is in the column's units.
+    categorical_features : array_like or None
+        Overrides which columns are categorical (names, indices or a mask).
     """
     schema = FeatureSchema.infer(X, categorical_features=categorical_features)
     num, cat = schema.numerical_names, schema.categorical_names

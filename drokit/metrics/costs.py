@@ -101,17 +101,21 @@ class NormCost(ParamsMixin):
 
     Parameters
     ----------
-    p : norm exponent, ``1 <= p <= inf`` (1, 2 and inf compile to LP/SOC; other p to power cones).
-    weights : ``gamma_j`` per numerical column: ``None`` (all 1), a scalar, an array in column order,
-        or ``{column: gamma}`` (others 1).  ``np.inf`` = immutable, ``0`` = free to move at no cost.
-    scale : ``None`` (default: raw units) or ``"std"``, ``"mad"``, ``"range"``: measure each feature in its
+    p : float
+        Norm exponent, ``1 <= p <= inf`` (1, 2 and inf compile to LP/SOC; other p to power cones).
+    weights : float or array_like or dict or None
+        ``gamma_j`` per numerical column: ``None`` (all 1), a scalar, an array in column order, or
+        ``{column: gamma}`` (others 1).  ``np.inf`` = immutable, ``0`` = free to move at no cost.
+    scale : str or None
+        ``None`` (default: raw units) or ``"std"``, ``"mad"``, ``"range"``: measure each feature in its
         spread ``s_j`` on the training rows, i.e. use ``gamma_j / s_j`` (:mod:`drokit.metrics.scales`).  The
         spreads are fitted with the model and kept in ``model.ambiguity_``, so that ``dk.worst_case`` and
         ``dk.stability`` of the model use the same ones.
 
     Attributes
     ----------
-    fitted_scale : on the fitted copy of a scaled cost (``scale=None`` then, weights ``gamma_j / s_j``):
+    fitted_scale : dict or None
+        On the fitted copy of a scaled cost (``scale=None`` then, weights ``gamma_j / s_j``):
         ``{"kind": scale, "spreads": {column: s_j}}``; ``None`` otherwise.
     """
 
@@ -224,9 +228,11 @@ class CategoricalCost(ParamsMixin):
 
     Parameters
     ----------
-    weights : ``delta_l`` per categorical column (``None`` = all 1, scalar, array or ``{column: delta}``);
+    weights : float or array_like or dict or None
+        ``delta_l`` per categorical column (``None`` = all 1, scalar, array or ``{column: delta}``);
         ``np.inf`` = immutable feature, ``0`` = free to change.
-    p : exponent ``p > 0`` of the combination.
+    p : float
+        Exponent ``p > 0`` of the combination.
     """
 
     def __init__(self, weights: Weights = None, p: float = 1):
@@ -323,9 +329,11 @@ class MismatchCost(CategoricalCost):
 
     Parameters
     ----------
-    weights : ``delta_l`` per categorical column (``None`` = all 1, scalar, array or ``{column: delta}``);
+    weights : float or array_like or dict or None
+        ``delta_l`` per categorical column (``None`` = all 1, scalar, array or ``{column: delta}``);
         ``np.inf`` = immutable feature, ``0`` = free to change.
-    p : exponent ``p > 0``; with equal weights the cost is ``delta * count^(1/p)`` (belbasi2023).
+    p : float
+        Exponent ``p > 0``; with equal weights the cost is ``delta * count^(1/p)`` (belbasi2023).
     """
 
     def unit_costs(self, schema) -> List[np.ndarray]:
@@ -346,8 +354,12 @@ class OrdinalCost(MismatchCost):
 
     Parameters
     ----------
-    weights, p : as :class:`MismatchCost` (``delta_l`` is the cost of one rank step).
-    features : which features are ordinal and their order:
+    weights : float or array_like or dict or None
+        As :class:`MismatchCost` (``delta_l`` is the cost of one rank step).
+    p : float
+        As :class:`MismatchCost`.
+    features : list of str or dict or None
+        Which features are ordinal and their order:
 
         * ``None`` (default): every column given as a pandas *ordered* categorical
           (``pd.CategoricalDtype(categories, ordered=True)``), ranked in its categories' order;

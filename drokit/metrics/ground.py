@@ -74,19 +74,22 @@ class GroundMetric(ParamsMixin):
 
     Parameters
     ----------
-    numerical : :class:`NormCost` on numerical features (default ``NormCost(p=1)``).
-    categorical : a :class:`CategoricalCost` on categorical features: :class:`MismatchCost` (default,
-        unit weights, ``p=1``), :class:`OrdinalCost` (rank distance on ordinal features) or your own
+    numerical : NormCost or None
+        :class:`NormCost` on numerical features (default ``NormCost(p=1)``).
+    categorical : CategoricalCost or None
+        A :class:`CategoricalCost` on categorical features: :class:`MismatchCost` (default, unit
+        weights, ``p=1``), :class:`OrdinalCost` (rank distance on ordinal features) or your own
         subclass (docs/extending.md).
-    label : :class:`LabelCost` (default ``kappa=inf``: labels never move).
+    label : LabelCost or None
+        :class:`LabelCost` (default ``kappa=inf``: labels never move).
 
     Examples
     --------
-    ::
-
-        metric = dk.GroundMetric(numerical=dk.NormCost(p=1, weights={"age": 2.0}),
-                                 categorical=dk.MismatchCost(weights={"sex": np.inf}),
-                                 label=dk.LabelCost(kappa=1.0))
+    ```python
+    metric = dk.GroundMetric(numerical=dk.NormCost(p=1, weights={"age": 2.0}),
+                             categorical=dk.MismatchCost(weights={"sex": np.inf}),
+                             label=dk.LabelCost(kappa=1.0))
+    ```
     """
 
     DEFAULT_COMPONENTS = {"numerical": NormCost, "categorical": MismatchCost, "label": LabelCost}
@@ -115,17 +118,28 @@ class GroundMetric(ParamsMixin):
 
         Parameters
         ----------
-        X, rho_numerical, rho_categorical, half_width, half_width_in_std, categorical_features :
-            as :func:`drokit.metrics.calibrate` (scalar rho for all columns or ``{column: rho}``;
-            ``u_j = half_width * std_j`` of ``X`` by default, the paper's ``0.4 sigma_j``).
-        round : ``None`` (exact weights) or the number of decimals of the categorical weights
-            ``delta`` (0 = integers, 1 = one decimal: the paper's settings).  The numerical weights
-            stay exact, as in the paper's code: they carry the columns' units and do not enter the
-            graph size.
-        on_zero : what a positive ``delta`` rounding to 0 (a feature that becomes free) does:
-            ``"raise"`` (default), ``"warn"`` or ``"ignore"`` (:func:`drokit.metrics.round_weights`).
-        p : exponent of the numerical :class:`NormCost`.  The likelihood-ratio derivation gives
+        X : pandas.DataFrame or array_like
+            As :func:`drokit.metrics.calibrate`.
+        rho_numerical, rho_categorical : float or dict or None
+            As :func:`drokit.metrics.calibrate` (scalar rho for all columns or ``{column: rho}``).
+        half_width : float or dict
+            As :func:`drokit.metrics.calibrate` (``u_j = half_width * std_j`` of ``X`` by default, the
+            paper's ``0.4 sigma_j``).
+        half_width_in_std : bool
+            As :func:`drokit.metrics.calibrate` (``u_j = half_width * std_j`` of ``X`` by default, the
+            paper's ``0.4 sigma_j``).
+        round : int or None
+            ``None`` (exact weights) or the number of decimals of the categorical weights ``delta``
+            (0 = integers, 1 = one decimal: the paper's settings).  The numerical weights stay exact,
+            as in the paper's code: they carry the columns' units and do not enter the graph size.
+        on_zero : {"raise", "warn", "ignore"}
+            What a positive ``delta`` rounding to 0 (a feature that becomes free) does: ``"raise"``
+            (default), ``"warn"`` or ``"ignore"`` (:func:`drokit.metrics.round_weights`).
+        p : float
+            Exponent of the numerical :class:`NormCost`.  The likelihood-ratio derivation gives
             ``p = 1`` (a sum of Laplace log-densities); other ``p`` reuse the weights as a heuristic.
+        categorical_features : array_like or None
+            As :func:`drokit.metrics.calibrate`.
 
         Returns
         -------

@@ -56,40 +56,53 @@ def wasserstein_distance(P, Q, metric: Optional[GroundMetric] = None, *, weights
 
     Parameters
     ----------
-    P, Q : the samples, each ``X`` (feature-only distribution) or a tuple ``(X, y)``; ``(X, None)`` is
+    P, Q : array_like or tuple
+        The samples, each ``X`` (feature-only distribution) or a tuple ``(X, y)``; ``(X, None)`` is
         ``X``.  ``X`` is a pandas DataFrame or a 2-d array (a 1-d array is refused: reshape it with
         ``.reshape(-1, 1)`` for one feature).  Either both have labels or neither.
-    metric : :class:`GroundMetric` (default ``GroundMetric()``: ``||x - x'||_1`` + mismatch count,
+    metric : GroundMetric or None
+        :class:`GroundMetric` (default ``GroundMetric()``: ``||x - x'||_1`` + mismatch count,
         ``kappa = inf``).  Its weights may name columns; ``inf`` weights make features immutable.
-    weights_p, weights_q : non-negative sample weights (default uniform), normalised to sum 1.
-        Atoms of weight 0 are dropped (their rows / columns of the plan are zero).
-    categorical_features : as :meth:`FeatureSchema.infer` (indices, names or a mask); by default
-        DataFrame columns of object / category / bool / string dtype are categorical and every column
-        of an array is numerical.
-    return_plan : also return the optimal plan, a ``scipy.sparse.csr_matrix`` of shape
-        ``(len(P), len(Q))`` whose entries sum to 1 (``None`` when ``W = inf``).
-    task : how labels are compared: ``"classification"`` (``kappa 1[y != y']``, any labels),
+    weights_p, weights_q : array_like or None
+        Non-negative sample weights (default uniform), normalised to sum 1.  Atoms of weight 0 are
+        dropped (their rows / columns of the plan are zero).
+    categorical_features : array_like or None
+        As :meth:`FeatureSchema.infer` (indices, names or a mask); by default DataFrame columns of
+        object / category / bool / string dtype are categorical and every column of an array is
+        numerical.
+    return_plan : bool
+        Also return the optimal plan, a ``scipy.sparse.csr_matrix`` of shape ``(len(P), len(Q))``
+        whose entries sum to 1 (``None`` when ``W = inf``).
+    task : str or None
+        How labels are compared: ``"classification"`` (``kappa 1[y != y']``, any labels),
         ``"regression"`` (``kappa |y - y'|``, as :class:`LabelCost` and ``DRORegressor``), or ``None``
         (default): regression when the labels are numbers (not bool) with more than two distinct
         values in ``P`` and ``Q`` together, classification otherwise.
-    schema : a :class:`FeatureSchema` to encode both samples with (e.g. a fitted model's
-        ``schema_``; it is not modified); by default it is inferred from ``P``.
-    unseen_levels : ``"error"`` (default) or ``"allow"``: what a categorical level of ``Q`` that ``P``
-        does not have does.
+    schema : FeatureSchema or None
+        A :class:`FeatureSchema` to encode both samples with (e.g. a fitted model's ``schema_``; it is
+        not modified); by default it is inferred from ``P``.
+    unseen_levels : {"error", "allow"}
+        ``"error"`` (default) or ``"allow"``: what a categorical level of ``Q`` that ``P`` does not
+        have does.
 
     Returns
     -------
-    ``float`` (``np.inf`` when the masses cannot be matched at finite cost, e.g. ``kappa = inf`` and
-    different class proportions, or an immutable feature whose value distributions differ), or
-    ``(float, plan)`` with ``return_plan``.
+    float or tuple
+        ``float`` (``np.inf`` when the masses cannot be matched at finite cost, e.g. ``kappa = inf``
+        and different class proportions, or an immutable feature whose value distributions differ), or
+        ``(float, plan)`` with ``return_plan``.
 
     Raises
     ------
-    DataError : empty samples, NaN / inf values, different columns, unseen levels, label trouble,
-        bad weights (negative, NaN, zero sum, wrong length).
-    ParameterError : a metric that is not a :class:`GroundMetric`, an unknown ``task``.
-    ProblemTooLargeError : a block with more than 5e7 pairs (the dense cost matrix would not fit).
-    SolverError : HiGHS failed.
+    DataError
+        Empty samples, NaN / inf values, different columns, unseen levels, label trouble, bad weights
+        (negative, NaN, zero sum, wrong length).
+    ParameterError
+        A metric that is not a :class:`GroundMetric`, an unknown ``task``.
+    ProblemTooLargeError
+        A block with more than 5e7 pairs (the dense cost matrix would not fit).
+    SolverError
+        HiGHS failed.
 
     Notes
     -----

@@ -37,33 +37,45 @@ class SweepResult:
 
     Attributes
     ----------
-    results : one row per parameter combination, in grid order: ``params`` (the grid's keys),
+    results : pandas.DataFrame
+        One row per parameter combination, in grid order: ``params`` (the grid's keys),
         ``param_<key>`` columns (``param_radius`` is added for a ``theta`` grid), ``mean_test_score``,
         ``std_test_score`` (population std over splits), ``rank_test_score`` (1 = best; rows with a
         failed fit rank last), ``mean_fit_time``, ``std_fit_time``, ``mean_score_time``,
         ``n_failed_fits``, ``n_uncertified_fits`` (drokit fits whose status is not ``"optimal"``),
         ``errors`` (one ``"split k (repeat r, fold f): Type: message"`` per failed
         fit, ``""`` if none) and ``split<k>_test_score`` for every split ``k``.
-    fits : one row per fit: ``candidate`` (row of ``results``), ``split``, ``test_score``,
+    fits : pandas.DataFrame
+        One row per fit: ``candidate`` (row of ``results``), ``split``, ``test_score``,
         ``fit_time``, ``score_time``, ``error``, and for drokit estimators the fit's certificate:
         ``status`` (``result_.status``; ``""`` otherwise), ``method`` (``result_.method``, the compile path
         ``auto`` chose; ``""`` otherwise), ``solver`` (``result_.solver``, e.g. ``"barrier"`` or
         ``"clarabel"``; ``""`` otherwise), ``relative_gap`` (NaN otherwise) and
         ``warnings`` (the messages the fit warned, e.g. an uncertified cutting plane with
         ``on_inaccurate="warn"``; warnings raised in worker processes are otherwise lost).
-    best_index_ : row of the best combination (highest mean score among those without failures), or
-        ``None`` when every combination had a failed fit (only with ``refit=False``; with a refit
-        that raises :class:`FitFailedError`).
-    best_params_ : its grid parameters (``{"theta": 0.9, "kappa": 1.0}``), or ``None``.
-    best_score_ : its mean test score (NaN when there is none).
-    best_estimator_ : a clone with ``best_params_``, refit on all of ``X, y`` (``refit=True``), else None.
-    best_estimator_params_ : ``best_params_`` translated to ``set_params`` names (``ambiguity__radius``).
-    splits : the (train, test) index arrays, in split order: pass ``cv=result.splits`` to reproduce
-        them (e.g. in ``GridSearchCV``).
-    scoring : the scorer's name.
-    backend : the joblib backend that ran the fits.
-    elapsed : wall-clock seconds of the sweep (without the refit).
-    refit_time : seconds of the refit (0 without one).
+    best_index_ : int or None
+        Row of the best combination (highest mean score among those without failures), or ``None``
+        when every combination had a failed fit (only with ``refit=False``; with a refit that raises
+        :class:`FitFailedError`).
+    best_params_ : dict or None
+        Its grid parameters (``{"theta": 0.9, "kappa": 1.0}``), or ``None``.
+    best_score_ : float
+        Its mean test score (NaN when there is none).
+    best_estimator_ : estimator or None
+        A clone with ``best_params_``, refit on all of ``X, y`` (``refit=True``), else None.
+    best_estimator_params_ : dict or None
+        ``best_params_`` translated to ``set_params`` names (``ambiguity__radius``).
+    splits : list of tuple of numpy.ndarray
+        The (train, test) index arrays, in split order: pass ``cv=result.splits`` to reproduce them
+        (e.g. in ``GridSearchCV``).
+    scoring : str
+        The scorer's name.
+    backend : str
+        The joblib backend that ran the fits.
+    elapsed : float
+        Wall-clock seconds of the sweep (without the refit).
+    refit_time : float
+        Seconds of the refit (0 without one).
     """
 
     results: pd.DataFrame

@@ -45,52 +45,69 @@ def cross_validate_grid(estimator, X, y, grid: Grid, *, cv=5, repeats: int = 1, 
 
     Parameters
     ----------
-    estimator : a scikit-learn estimator, typically a :class:`~drokit.DROClassifier` or
+    estimator : estimator
+        A scikit-learn estimator, typically a :class:`~drokit.DROClassifier` or
         :class:`~drokit.DRORegressor` (or a ``Pipeline`` ending in one; the convenience keys then reach
         the drokit step).  It is not modified.
-    X, y : training data (DataFrame or array; categorical dtypes recognised as in ``fit``).
-    grid : ``{name: values}`` (or a list of such dicts, as ``ParameterGrid``); names are ``radius``,
+    X, y : array_like
+        Training data (DataFrame or array; categorical dtypes recognised as in ``fit``).
+    grid : dict or list of dict
+        ``{name: values}`` (or a list of such dicts, as ``ParameterGrid``); names are ``radius``,
         ``theta``, ``kappa`` or any ``set_params`` name, e.g. ``"ambiguity__metric__numerical__p"``
         or ``"loss"``.  Every combination of the values is evaluated.
-    cv : number of folds (``RepeatedStratifiedKFold`` for classifiers, ``RepeatedKFold`` otherwise,
+    cv : int, cross-validation generator or iterable
+        Number of folds (``RepeatedStratifiedKFold`` for classifiers, ``RepeatedKFold`` otherwise,
         ``repeats`` times with ``random_state=seed``), or a scikit-learn splitter, or an iterable of
         ``(train, test)`` index arrays (then ``repeats`` must be 1).
-    repeats : repetitions of the K-fold split with different shuffles.
-    scoring : a scikit-learn scorer name (``"neg_log_loss"``, ``"roc_auc"``, ``"accuracy"``, ...) or a
+    repeats : int
+        Repetitions of the K-fold split with different shuffles.
+    scoring : str or callable or None
+        A scikit-learn scorer name (``"neg_log_loss"``, ``"roc_auc"``, ``"accuracy"``, ...) or a
         callable ``scorer(estimator, X, y)``.  ``None``: ``"neg_log_loss"`` for a classifier with
         ``predict_proba`` (the logistic loss), else the estimator's ``score`` (accuracy or R^2).
-    n_jobs : parallel workers (joblib convention: ``None`` = 1 outside a joblib context, -1 = all
-        cores).  With ``backend="dask"`` the cluster's threads are used and ``n_jobs`` only sets the
-        number of workers of a temporary ``LocalCluster``.
-    backend : ``"loky"`` (default), ``"threading"``, ``"multiprocessing"``, ``"sequential"``,
-        ``"dask"`` or another backend registered with joblib.
-    scheduler : only for ``backend="dask"``: ``None`` (start a ``LocalCluster`` for this call and
-        close it afterwards), a scheduler address such as ``"tcp://10.0.0.5:8786"``, a
+    n_jobs : int or None
+        Parallel workers (joblib convention: ``None`` = 1 outside a joblib context, -1 = all cores).
+        With ``backend="dask"`` the cluster's threads are used and ``n_jobs`` only sets the number of
+        workers of a temporary ``LocalCluster``.
+    backend : str
+        ``"loky"`` (default), ``"threading"``, ``"multiprocessing"``, ``"sequential"``, ``"dask"`` or
+        another backend registered with joblib.
+    scheduler : str or distributed.Client or cluster or None
+        Only for ``backend="dask"``: ``None`` (start a ``LocalCluster`` for this call and close it
+        afterwards), a scheduler address such as ``"tcp://10.0.0.5:8786"``, a
         ``distributed.Client`` (used as is, left open) or a cluster object (``LocalCluster``, ...).
-    seed : random state of the splits; the same seed gives the same splits and the same scores on
-        every backend.  ``None`` draws new splits on every call.
-    progress : print one line per completed fit (at most about 50 lines; every failure; a counter
-        updated in place on a terminal) and a summary to stderr.  Off by default, like the estimators'
+    seed : int or None
+        Random state of the splits; the same seed gives the same splits and the same scores on every
+        backend.  ``None`` draws new splits on every call.
+    progress : bool
+        Print one line per completed fit (at most about 50 lines; every failure; a counter updated in
+        place on a terminal) and a summary to stderr.  Off by default, like the estimators'
         ``verbose`` (scikit-learn's convention).
-    refit : refit the best combination on all of ``X, y`` (``best_estimator_``).
-    error_score : what a failed fit (or scoring) scores: ``"nan"`` (default) or a number records it
-        and warns (``FitFailedWarning``); the error text is kept in ``results["errors"]``, and a
-        combination with a failure cannot be best.  ``"raise"`` stops at the first failure with a
+    refit : bool
+        Refit the best combination on all of ``X, y`` (``best_estimator_``).
+    error_score : str or float
+        What a failed fit (or scoring) scores: ``"nan"`` (default) or a number records it and warns
+        (``FitFailedWarning``); the error text is kept in ``results["errors"]``, and a combination
+        with a failure cannot be best.  ``"raise"`` stops at the first failure with a
         :class:`FitFailedError` naming the parameters and the split.  If every fit fails, or
         ``refit=True`` and every combination has a failed fit, :class:`FitFailedError` is raised in
         any case.
 
     Returns
     -------
-    :class:`SweepResult` with ``results``, ``best_params_``, ``best_score_``, ``best_estimator_``.
+    SweepResult
+        With ``results``, ``best_params_``, ``best_score_``, ``best_estimator_``.
 
     Raises
     ------
-    ParameterError : an empty grid or value list, both ``radius`` and ``theta``, a grid name the
-        estimator does not have, an invalid radius / theta / kappa value, an unknown backend, a
-        ``scheduler`` without ``backend="dask"``, a bad ``repeats`` or ``error_score``.
-    ImportError : ``backend="dask"`` without ``dask.distributed`` (``pip install drokit[dask]``).
-    FitFailedError : see ``error_score``.
+    ParameterError
+        An empty grid or value list, both ``radius`` and ``theta``, a grid name the estimator does not
+        have, an invalid radius / theta / kappa value, an unknown backend, a ``scheduler`` without
+        ``backend="dask"``, a bad ``repeats`` or ``error_score``.
+    ImportError
+        ``backend="dask"`` without ``dask.distributed`` (``pip install drokit[dask]``).
+    FitFailedError
+        See ``error_score``.
     """
     started = time.perf_counter()
     check_backend(backend, scheduler)

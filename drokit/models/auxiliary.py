@@ -25,10 +25,13 @@ class AuxiliaryMixture(ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    estimator : an unfitted drokit estimator (e.g. ``DROClassifier(loss=Adversarial(...),
+    estimator : estimator
+        An unfitted drokit estimator (e.g. ``DROClassifier(loss=Adversarial(...),
         ambiguity=Wasserstein(radius=0))`` for ARO + auxiliary data).
-    X_aux, y_aux : the auxiliary sample (same columns as ``X``).
-    weight : ``w >= 0``, the weight of each auxiliary sample relative to a training sample (the thesis
+    X_aux, y_aux : array_like
+        The auxiliary sample (same columns as ``X``).
+    weight : float
+        ``w >= 0``, the weight of each auxiliary sample relative to a training sample (the thesis
         cross-validates ``w`` in ``drokit.metrics.THESIS_AUX_WEIGHT_GRID``); ``0`` ignores the auxiliary data.
     """
 

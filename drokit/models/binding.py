@@ -34,15 +34,19 @@ def bind_fitted_model(model, X, y, ambiguity=None, *, schema: Optional[FeatureSc
 
     Parameters
     ----------
-    model : a fitted :class:`~drokit.DROClassifier` / :class:`~drokit.DRORegressor` (its schema, loss,
+    model : estimator
+        A fitted :class:`~drokit.DROClassifier` / :class:`~drokit.DRORegressor` (its schema, loss,
         ``handle_unknown`` and fitted ball are used), or a fitted linear model with ``coef_`` and
         ``intercept_`` fitted on drokit's design ``[numerical, reference-level dummies]`` of ``schema``
         (then ``schema`` and ``ambiguity`` are required, and ``loss`` unless it is a
         ``LogisticRegression``).
-    X, y : the evaluation data, checked by :func:`~drokit.validation.check_features` (the
-        columns of fit, in the same order, for a model fitted on a DataFrame).
-    ambiguity : the ball whose metric and radius the instance carries; default the estimator's own.
-    where : the calling function, named in the messages (``"worst_case"``, ``"stability"``, ...).
+    X, y : array_like
+        The evaluation data, checked by :func:`~drokit.validation.check_features` (the columns of fit,
+        in the same order, for a model fitted on a DataFrame).
+    ambiguity : Wasserstein or None
+        The ball whose metric and radius the instance carries; default the estimator's own.
+    where : str
+        The calling function, named in the messages (``"worst_case"``, ``"stability"``, ...).
     """
     from sklearn.exceptions import NotFittedError
     from sklearn.utils.validation import check_is_fitted

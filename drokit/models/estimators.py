@@ -186,59 +186,82 @@ class DROClassifier(ClassifierMixin, DROLinearModel):
 
     Parameters
     ----------
-    loss : ``"logistic"`` (default), ``"hinge"``, ``"smooth_hinge"`` or a :class:`~drokit.losses.Loss`.
-    ambiguity : :class:`~drokit.Wasserstein` ball (default radius 0.1 with the default metric), an
+    loss : drokit.losses.Loss or str
+        ``"logistic"`` (default), ``"hinge"``, ``"smooth_hinge"`` or a :class:`~drokit.losses.Loss`.
+    ambiguity : Wasserstein or Intersection or AmbiguitySet or None
+        :class:`~drokit.Wasserstein` ball (default radius 0.1 with the default metric), an
         :class:`~drokit.Intersection`, or an :class:`~drokit.AmbiguitySet` built on the training data at
         ``fit`` (e.g. :class:`~drokit.CalibratedWasserstein`); the set actually fitted is ``ambiguity_``.
-    method : ``"auto"``, ``"erm"``, ``"closed_form"``, ``"monolithic"``, ``"cutting_plane"``, ``"box"``, ``"graph"`` or a
+    method : str
+        ``"auto"``, ``"erm"``, ``"closed_form"``, ``"monolithic"``, ``"cutting_plane"``, ``"box"``, ``"graph"`` or a
         method registered with :func:`drokit.methods.register_method` (:func:`drokit.methods.method_names` lists them);
         the choice and its reason are in ``result_.method`` / ``result_.method_reason``.
-    solver : ``"auto"`` (default: the structured ``"barrier"`` solver for the closed-form logistic model
+    solver : {"auto", "clarabel", "mosek", "scs", "ecos", "barrier"}
+        ``"auto"`` (default: the structured ``"barrier"`` solver for the closed-form logistic model
         when no ``solver_options`` are given, :mod:`drokit.solvers.barrier`; Clarabel otherwise),
         ``"clarabel"``, ``"mosek"`` (only with a licence), ``"scs"``, ``"ecos"`` or ``"barrier"``.
-    solver_options : back-end settings, e.g. ``{"tol_gap_rel": 1e-9}`` for Clarabel, ``{"tol": 1e-10}``
-        for the barrier solver.
-    fit_intercept : fit ``beta_0``.
-    categorical_features : columns to treat as categorical (indices, names or boolean mask); default:
-        DataFrame columns of ``category``/``object``/``bool``/string dtype, none for arrays.
-    categories : ``"auto"`` or one list of levels per categorical feature (first = reference level).
-    handle_unknown : ``"error"`` (default) or ``"ignore"``: a level unseen at fit is encoded as the
-        reference level (all its dummy columns zero) at predict time.  A value of another kind than the
-        feature's levels (a number among text levels) raises either way: it is a wrong column.
-    on_inaccurate : ``"raise"`` (default) or ``"warn"`` when the solver only reaches an inaccurate optimum.
-    max_configurations : size limit of the enumeration for the monolithic program and the cutting
-        plane's enumeration oracle, in configuration rows: samples x categorical configurations of the
-        mutable features (x 2 when labels may flip, i.e. classification with finite kappa).
-    method_options : options of the method, e.g. ``{"gap_tol": 1e-7, "max_rounds": 50}`` for the
-        cutting plane (see :class:`~drokit.reformulations.CuttingPlaneOptions`).
-    verbose : 0 / ``False`` (default) silent; 1 / ``True`` progress lines on stderr once a fit has run 2 s
+    solver_options : dict or None
+        Back-end settings, e.g. ``{"tol_gap_rel": 1e-9}`` for Clarabel, ``{"tol": 1e-10}`` for the
+        barrier solver.
+    fit_intercept : bool
+        Fit ``beta_0``.
+    categorical_features : array_like or None
+        Columns to treat as categorical (indices, names or boolean mask); default: DataFrame columns of
+        ``category``/``object``/``bool``/string dtype, none for arrays.
+    categories : "auto" or list of array_like
+        ``"auto"`` or one list of levels per categorical feature (first = reference level).
+    handle_unknown : {"error", "ignore"}
+        ``"error"`` (default) or ``"ignore"``: a level unseen at fit is encoded as the reference level
+        (all its dummy columns zero) at predict time.  A value of another kind than the feature's
+        levels (a number among text levels) raises either way: it is a wrong column.
+    on_inaccurate : {"raise", "warn"}
+        ``"raise"`` (default) or ``"warn"`` when the solver only reaches an inaccurate optimum.
+    max_configurations : int
+        Size limit of the enumeration for the monolithic program and the cutting plane's enumeration
+        oracle, in configuration rows: samples x categorical configurations of the mutable features
+        (x 2 when labels may flip, i.e. classification with finite kappa).
+    method_options : dict or None
+        Options of the method, e.g. ``{"gap_tol": 1e-7, "max_rounds": 50}`` for the cutting plane (see
+        :class:`~drokit.reformulations.CuttingPlaneOptions`).
+    verbose : int or bool
+        0 / ``False`` (default) silent; 1 / ``True`` progress lines on stderr once a fit has run 2 s
         (phase, round, certified gap, elapsed time, an estimate of the rest); 2 also the method's log (every
         phase-1 solve, barrier centering, cutting-plane round); 3 also the conic solver's own log.
-    time_limit : ``None`` (default) or seconds of wall time for ``fit``.  A cutting-plane fit stops at its next
+    time_limit : float or None
+        ``None`` (default) or seconds of wall time for ``fit``.  A cutting-plane fit stops at its next
         step once they have passed, with the best model found and its certified bounds: ``fit`` raises
         :class:`~drokit.SolverError` (``status="time_limit"``, the bounds in its message and ``.result``), or
         with ``on_inaccurate="warn"`` keeps that model with a warning (``result_.status ==
         "optimal_inaccurate"``, ``result_.stop_reason``).  A conic solve gets the time left as its own limit.
         Ctrl-C during a fit stops it the same way: the best model so far is kept and
         :class:`~drokit.FitInterrupted` (a ``KeyboardInterrupt``) is raised.
-    l1_penalty : ``gamma >= 0``: minimize the worst-case risk plus ``gamma ||beta||_1`` (intercept
-        excluded): selvi2022's r-DRO, and at radius 0 the lasso (r-LR).  ``result_.objective`` and its
-        bounds include the penalty; ``dk.worst_case`` reports the risk alone.
-    l2_penalty : ``alpha >= 0``: plus ``alpha ||beta||_2^2`` (intercept excluded): belbasi2023's r-MixF,
-        and at radius 0 ridge-regularized ERM (r-Nom).
+    l1_penalty : float
+        ``gamma >= 0``: minimize the worst-case risk plus ``gamma ||beta||_1`` (intercept excluded):
+        selvi2022's r-DRO, and at radius 0 the lasso (r-LR).  ``result_.objective`` and its bounds
+        include the penalty; ``dk.worst_case`` reports the risk alone.
+    l2_penalty : float
+        ``alpha >= 0``: plus ``alpha ||beta||_2^2`` (intercept excluded): belbasi2023's r-MixF, and at
+        radius 0 ridge-regularized ERM (r-Nom).
 
     Attributes
     ----------
-    classes_ : the class labels; with two, ``classes_[1]`` is the positive class (+1).
-    coef_ : (1, n_encoded) coefficients of the encoded columns (see ``get_feature_names_out()``); with ``K >= 3``
-        classes (logistic loss: the multinomial model, :mod:`drokit.models.multinomial`) ``(K, n_encoded)``, one row per
-        class, centred (``coef_.sum(axis=0) == 0``).
-    intercept_ : (1,) intercept; ``(K,)`` with ``K >= 3`` classes (centred).
-    result_ : :class:`~drokit.FitResult` with objective, certificate and diagnostics.
-    lambda_ : optimal dual multiplier of the Wasserstein budget.
-    n_features_in_ : number of columns of ``X`` at fit.
-    feature_names_in_ : the column names of a DataFrame ``X`` at fit (string names only).  Data given to
-        the fitted model (``predict``, ``predict_proba``, ``decision_function``, ``score``,
+    classes_ : numpy.ndarray of shape (n_classes,)
+        The class labels; with two, ``classes_[1]`` is the positive class (+1).
+    coef_ : numpy.ndarray of shape (1, n_encoded) or (K, n_encoded)
+        Coefficients of the encoded columns (see ``get_feature_names_out()``); with ``K >= 3`` classes
+        (logistic loss: the multinomial model, :mod:`drokit.models.multinomial`) ``(K, n_encoded)``, one
+        row per class, centred (``coef_.sum(axis=0) == 0``).
+    intercept_ : numpy.ndarray of shape (1,) or (K,)
+        Intercept; ``(K,)`` with ``K >= 3`` classes (centred).
+    result_ : FitResult
+        :class:`~drokit.FitResult` with objective, certificate and diagnostics.
+    lambda_ : float
+        Optimal dual multiplier of the Wasserstein budget.
+    n_features_in_ : int
+        Number of columns of ``X`` at fit.
+    feature_names_in_ : numpy.ndarray of shape (n_features_in_,)
+        The column names of a DataFrame ``X`` at fit (string names only).  Data given to the fitted
+        model (``predict``, ``predict_proba``, ``decision_function``, ``score``,
         ``dk.worst_case``, ``dk.stability``, ...) must have these columns in this order, as in
         scikit-learn (:func:`drokit.validation.check_features`); a numpy array warns.
     """

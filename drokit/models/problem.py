@@ -34,14 +34,20 @@ class Problem:
 
     Parameters
     ----------
-    loss : a :class:`~drokit.losses.Loss` or its name (``"logistic"``, ``"hinge"``, ``"huber"``, ...).
-    ambiguity : a :class:`~drokit.Wasserstein` ball (default: radius 0.1, default metric).
-    task : ``"classification"`` or ``"regression"``; inferred from the loss when omitted.
-    fit_intercept : whether to fit ``beta_0``.
-    l1_penalty : ``gamma >= 0``: adds the lasso term ``gamma ||beta||_1`` (intercept excluded) to the
-        objective, selvi2022 §4.2's regularized models (r-DRO; r-LR at radius 0).
-    l2_penalty : ``alpha >= 0``: adds the ridge term ``alpha ||beta||_2^2`` (intercept excluded),
-        belbasi2023 §6.3's r-Nom / r-MixF.
+    loss : drokit.losses.Loss or str
+        A :class:`~drokit.losses.Loss` or its name (``"logistic"``, ``"hinge"``, ``"huber"``, ...).
+    ambiguity : Wasserstein or None
+        A :class:`~drokit.Wasserstein` ball (default: radius 0.1, default metric).
+    task : str or None
+        ``"classification"`` or ``"regression"``; inferred from the loss when omitted.
+    fit_intercept : bool
+        Whether to fit ``beta_0``.
+    l1_penalty : float
+        ``gamma >= 0``: adds the lasso term ``gamma ||beta||_1`` (intercept excluded) to the objective,
+        selvi2022 §4.2's regularized models (r-DRO; r-LR at radius 0).
+    l2_penalty : float
+        ``alpha >= 0``: adds the ridge term ``alpha ||beta||_2^2`` (intercept excluded), belbasi2023
+        §6.3's r-Nom / r-MixF.
     """
 
     DEFAULT_COMPONENTS = {"ambiguity": Wasserstein}

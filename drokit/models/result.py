@@ -176,12 +176,14 @@ class FitResult:
         (:func:`drokit.conic.export.to_cvxpy`).  For a cutting-plane fit that is the final master; for a loss
         compiled by tangents, a relaxation (see :meth:`conic_program`).
 
-        Example::
+        Example:
 
-            program = est.result_.conic_program()
-            problem, x = drokit.conic.export.to_cvxpy(program)     # or est.result_.to_cvxpy()
-            problem.solve()
-            program.value("coef", x.value)
+        ```python
+        program = est.result_.conic_program()
+        problem, x = drokit.conic.export.to_cvxpy(program)     # or est.result_.to_cvxpy()
+        problem.solve()
+        program.value("coef", x.value)
+        ```
         """
         from ..conic.export import to_cvxpy
         return to_cvxpy(self.conic_program())

@@ -281,24 +281,47 @@ def build_intersection_program(X, y, X_aux, y_aux, radius, radius_aux, loss, *, 
 
     Parameters
     ----------
-    X, y : (N, n) numerical features and labels in {-1, +1} of the samples (``P_N``).
-    X_aux, y_aux : (N_aux, n) and (N_aux,) of the auxiliary samples (``P_hat``).
-    radius, radius_aux : ``eps, eps_hat >= 0``.
-    loss : a non-increasing margin loss (name or :class:`~drokit.losses.Loss`: logistic, hinge, smooth_hinge)
-        or an :class:`~drokit.losses.Adversarial` wrapper of one (then ``attack`` must be None).
-    p : transport norm ``||Gamma (x - x')||_p``, ``p >= 1``.
-    gamma : (n,) feature weights (default ones; ``np.inf`` immutable, ``0`` free).
-    kappa : label-flip cost (``np.inf``: labels never move; rows as in :func:`intersection_rows`).
-    fit_intercept : include the intercept ``b``.
-    attack : ``(p_a, alpha)``: the loss is attacked by ``||delta||_{p_a} <= alpha`` (Obs. 7), through one
+    X : array_like of shape (N, n)
+        Numerical features of the samples (``P_N``).
+    y : array_like of shape (N,)
+        Labels in {-1, +1} of the samples (``P_N``).
+    X_aux : array_like of shape (N_aux, n)
+        Numerical features of the auxiliary samples (``P_hat``).
+    y_aux : array_like of shape (N_aux,)
+        Labels in {-1, +1} of the auxiliary samples (``P_hat``).
+    radius, radius_aux : float
+        ``eps, eps_hat >= 0``.
+    loss : drokit.losses.Loss or str
+        A non-increasing margin loss (name or :class:`~drokit.losses.Loss`: logistic, hinge,
+        smooth_hinge) or an :class:`~drokit.losses.Adversarial` wrapper of one (then ``attack`` must be
+        None).
+    p : float
+        Transport norm ``||Gamma (x - x')||_p``, ``p >= 1``.
+    gamma : array_like of shape (n,) or None
+        Feature weights (default ones; ``np.inf`` immutable, ``0`` free).
+    kappa : float
+        Label-flip cost (``np.inf``: labels never move; rows as in :func:`intersection_rows`).
+    fit_intercept : bool
+        Include the intercept ``b``.
+    attack : tuple of (float, float) or None
+        ``(p_a, alpha)``: the loss is attacked by ``||delta||_{p_a} <= alpha`` (Obs. 7), through one
         variable ``tau >= alpha ||beta||_{p_a*}``.
 
-    Variables: ``coef`` (n), ``intercept`` (1, if fitted), ``lambda``, ``lambda_aux``, ``s`` (N), ``s_aux``
-    (N_aux), ``z`` (K n; ``z.reshape(K, n)`` row k belongs to row k of :func:`intersection_rows`),
-    ``attack`` (1, with an attack) and the loss's auxiliary variables.
+    Returns
+    -------
+    ConicProgram
+        Variables: ``coef`` (n), ``intercept`` (1, if fitted), ``lambda``, ``lambda_aux``, ``s`` (N),
+        ``s_aux`` (N_aux), ``z`` (K n; ``z.reshape(K, n)`` row k belongs to row k of
+        :func:`intersection_rows`), ``attack`` (1, with an attack) and the loss's auxiliary variables.
 
-    Raises ParameterError / DataError on bad input (also: kappa = inf with different label proportions, an
-    empty intersection), ProblemTooLargeError beyond :data:`MAX_Z_ENTRIES` z-entries.
+    Raises
+    ------
+    ParameterError
+        On bad input (also: kappa = inf with different label proportions, an empty intersection).
+    DataError
+        On bad input.
+    ProblemTooLargeError
+        Beyond :data:`MAX_Z_ENTRIES` z-entries.
     """
     d = validate_inputs(X, y, X_aux, y_aux, radius, radius_aux, loss, p, gamma, kappa, attack)
     return assemble_program(d, bool(fit_intercept))
@@ -311,24 +334,40 @@ class IntersectionResult:
 
     Attributes
     ----------
-    value : the static program's optimal value (the primal objective of the solver's feasible point, within
+    value : float
+        The static program's optimal value (the primal objective of the solver's feasible point, within
         the certified gap of the optimum): an **upper bound** on the worst-case expected loss over the
         intersection (for :func:`solve_intersection`: on Inter-ARO's optimal value).
-    intercept, coef : the model (fitted, or the fixed one for :func:`static_value_at`); intercept 0.0 if none.
-    lam, lam_aux : the multipliers of the two transport budgets.
-    s, s_aux : the epigraph variables (free; unique only up to ``s + c, s_aux - c``, see module docstring).
-    attack : ``tau`` (``= alpha ||beta||_{p_a*}`` at the optimum) or None without attack.
-    status : drokit's solver status: "optimal", or "optimal_inaccurate" when accepted with
+    intercept : float
+        The model's intercept (fitted, or the fixed one for :func:`static_value_at`); 0.0 if none.
+    coef : numpy.ndarray of shape (n,)
+        The model's coefficients (fitted, or the fixed ones for :func:`static_value_at`).
+    lam, lam_aux : float
+        The multipliers of the two transport budgets.
+    s, s_aux : numpy.ndarray
+        The epigraph variables (free; unique only up to ``s + c, s_aux - c``, see module docstring).
+    attack : float or None
+        ``tau`` (``= alpha ||beta||_{p_a*}`` at the optimum) or None without attack.
+    status : str
+        drokit's solver status: "optimal", or "optimal_inaccurate" when accepted with
         ``on_inaccurate="warn"`` (anything else raises SolverError).
-    solver : back-end name.
-    program : the :class:`ConicProgram` that was solved.
-    n_rows : number of ``(i, j, l)`` constraint rows.
-    time : wall-clock seconds (assembly + solve).
-    solve_time : the back-end's solve time (last attempt).
-    certificate : the verified accuracy of the solution (:func:`drokit.solvers.verification.certificate`): ``raw_status`` (Clarabel's
-        own, "AlmostSolved" when accepted by the check of :func:`solve_program`), relative ``gap``,
-        ``primal_residual``, ``dual_residual``, and the solver ``attempts`` (settings, raw status).
-    upper_bound : always True: the value is an upper bound on the worst case, not the exact value.
+    solver : str
+        Back-end name.
+    program : ConicProgram
+        The :class:`ConicProgram` that was solved.
+    n_rows : int
+        Number of ``(i, j, l)`` constraint rows.
+    time : float
+        Wall-clock seconds (assembly + solve).
+    solve_time : float
+        The back-end's solve time (last attempt).
+    certificate : dict
+        The verified accuracy of the solution (:func:`drokit.solvers.verification.certificate`):
+        ``raw_status`` (Clarabel's own, "AlmostSolved" when accepted by the check of
+        :func:`solve_program`), relative ``gap``, ``primal_residual``, ``dual_residual``, and the
+        solver ``attempts`` (settings, raw status).
+    upper_bound : bool
+        Always True: the value is an upper bound on the worst case, not the exact value.
     """
 
     value: float

@@ -59,11 +59,13 @@ def finite_support_lower_bound(intercept, coef, X, y, X_aux, y_aux, radius, radi
     on every segment ``[x_i, xhat_j]``, plus the point at ``t* = eps / (eps + eps_aux)``, where the
     displacement interpolation of an optimal coupling lies, so that S meets the intersection whenever that
     coupling moves no label), each with each label (a label that cannot reach a sample -- kappa = inf --
-    gets no transport variable).  The LP (HiGHS)::
+    gets no transport variable).  The LP (HiGHS):
 
-        max  sum_m loss(s_m) q_m
-        s.t. sum_m pi_im = 1/N,  sum_m pihat_jm = 1/N_aux,  sum_i pi_im = sum_j pihat_jm (= q_m),
-             sum_im d(xi_i, s_m) pi_im <= eps,   sum_jm d(xihat_j, s_m) pihat_jm <= eps_aux,   pi, pihat >= 0
+    ```text
+    max  sum_m loss(s_m) q_m
+    s.t. sum_m pi_im = 1/N,  sum_m pihat_jm = 1/N_aux,  sum_i pi_im = sum_j pihat_jm (= q_m),
+         sum_im d(xi_i, s_m) pi_im <= eps,   sum_jm d(xihat_j, s_m) pihat_jm <= eps_aux,   pi, pihat >= 0
+    ```
 
     (total mass exactly 1, not <= 1: spec §2.5.2).  Every feasible ``q`` is a distribution in both balls, so
     the value is a lower bound; HiGHS's answer (budgets tightened by

@@ -1,8 +1,10 @@
 """ECOS back-end: an interior-point method for LP, SOCP and exponential cones (no power cones).
 
-ECOS solves ::
+ECOS solves:
 
-    minimize c^T x   s.t.   A_eq x = b_eq,   h - G x in K,   K = R_+^l x Q^{q_1} x ... x K_exp^e
+```text
+minimize c^T x   s.t.   A_eq x = b_eq,   h - G x in K,   K = R_+^l x Q^{q_1} x ... x K_exp^e
+```
 
 with the cones of ``K`` in the fixed order nonnegative, second-order, exponential.  drokit's ``zero``
 rows become ``A_eq x = b_eq``; the other rows become ``G = A`` and ``h = b`` regrouped in that order.

@@ -6,9 +6,11 @@ therefore checks out a licence up front (once per process) and turns any failure
 so ``solver="mosek"`` without a licence raises :class:`~drokit.exceptions.SolverNotAvailableError`
 with that sentence, never a raw MOSEK traceback; drokit's default back-end is Clarabel.
 
-Translation.  MOSEK's conic form is ::
+Translation.  MOSEK's conic form is:
 
-    minimize c^T x + c^f   s.t.   F x + g in D = D_1 x ... x D_p          (x free)
+```text
+minimize c^T x + c^f   s.t.   F x + g in D = D_1 x ... x D_p          (x free)
+```
 
 with dual ``maximize -g^T y + c^f  s.t.  F^T y = c,  y in D*``.  drokit's ``b - A x in K`` is
 ``F = -A``, ``g = b`` row for row, so MOSEK's ACC dual ``doty`` *is* drokit's ``y`` (``A^T y + c = 0``,

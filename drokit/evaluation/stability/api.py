@@ -280,31 +280,43 @@ def stability(model, X, y, risk: float, ambiguity: OTMoment | None = None, *, lo
 
     Parameters
     ----------
-    model : fitted :class:`~drokit.DROClassifier` / :class:`~drokit.DRORegressor`, scikit-learn linear model
+    model : estimator or callable
+        Fitted :class:`~drokit.DROClassifier` / :class:`~drokit.DRORegressor`, scikit-learn linear model
         (``LogisticRegression``, ``LinearSVC``, ``LinearRegression``, ... fitted on drokit's design, e.g.
         the numeric ``X``), binary ``MLPClassifier``, or callable ``loss_and_grad(X, y)``.
-    X, y : evaluation data (the paper uses held-out data); labels among the model's classes.
-    risk : the threshold ``r`` (a loss level; an error rate with ``loss="zero_one"``).
-    ambiguity : :class:`~drokit.OTMoment` (default ``theta1 = theta2 = 1``, KL, squared Euclidean cost).
-    loss : the loss whose risk is measured: the model's own by default (drokit estimators; logistic for
+    X, y : array_like
+        Evaluation data (the paper uses held-out data); labels among the model's classes.
+    risk : float
+        The threshold ``r`` (a loss level; an error rate with ``loss="zero_one"``).
+    ambiguity : OTMoment or None
+        :class:`~drokit.OTMoment` (default ``theta1 = theta2 = 1``, KL, squared Euclidean cost).
+    loss : drokit.losses.Loss or str or None
+        The loss whose risk is measured: the model's own by default (drokit estimators; logistic for
         ``LogisticRegression``, hinge for ``LinearSVC``, squared for ``LinearRegression``, ...); ``"zero_one"``
         measures the error rate (linear classifiers).
-    schema : the :class:`~drokit.schema.FeatureSchema` a non-drokit model was fitted with (inferred from
+    schema : FeatureSchema or None
+        The :class:`~drokit.schema.FeatureSchema` a non-drokit model was fitted with (inferred from
         ``X`` by default).
-    sample_weight : weights of the evaluation samples (``P0 = sum_i p_i delta_i``, ``p`` normalized);
-        uniform by default.
-    method : ``"dual"`` (default: the one-dimensional dual, every model) or ``"conic"`` (the corrected
+    sample_weight : array_like of shape (n_samples,) or None
+        Weights of the evaluation samples (``P0 = sum_i p_i delta_i``, ``p`` normalized); uniform by
+        default.
+    method : {"dual", "conic"}
+        ``"dual"`` (default: the one-dimensional dual, every model) or ``"conic"`` (the corrected
         Theorems 2 / 3 through drokit's conic layer and Clarabel: a cross-check for linear models with a
         max-affine loss, numerical features only and ``theta2 < inf``; no distribution is recovered).
-    steps : gradient-ascent steps per dual iteration (MLP / callable models).
-    verbose : print the dual iterations.
+    steps : int
+        Gradient-ascent steps per dual iteration (MLP / callable models).
+    verbose : bool
+        Print the dual iterations.
 
     Returns
     -------
-    :class:`~drokit.evaluation.stability.StabilityResult`: ``value``, ``status`` (``zero``, ``finite``,
-    ``boundary``, ``infeasible``), ``h``, ``alpha``, ``weights``, ``atoms`` (the most sensitive distribution,
-    with the moved points' features), ``excess_risk`` (corruption, reweighting), ``dual_value``,
-    ``primal_cost``, ``gap``, ``mean_weight``, ``attained_risk``, ``summary()``.
+    StabilityResult
+        :class:`~drokit.evaluation.stability.StabilityResult`: ``value``, ``status`` (``zero``,
+        ``finite``, ``boundary``, ``infeasible``), ``h``, ``alpha``, ``weights``, ``atoms`` (the most
+        sensitive distribution, with the moved points' features), ``excess_risk`` (corruption,
+        reweighting), ``dual_value``, ``primal_cost``, ``gap``, ``mean_weight``, ``attained_risk``,
+        ``summary()``.
     """
     if method not in METHODS:
         raise ParameterError(f"method must be one of {list(METHODS)}, got {method!r}")

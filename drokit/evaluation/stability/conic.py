@@ -10,9 +10,11 @@ makes it unbounded.
 Setting
 -------
 A linear model with score ``w^T x`` and a loss that is a maximum of affine functions of the margin
-``m_i = y_i w^T x_i``::
+``m_i = y_i w^T x_i``:
 
-    loss_i(t) = max_k  a_k (m_i + t) + b_k,
+```text
+loss_i(t) = max_k  a_k (m_i + t) + b_k,
+```
 
 where moving sample ``i``'s covariates by ``delta`` changes its margin by ``t = y_i w^T delta``.  The
 cheapest move achieving ``t`` under the spec's cost ``theta1 ||x - xhat||^2`` costs ``theta1 t^2 / S`` with
@@ -32,22 +34,26 @@ The d-transform (spec section 2.3) of ``h * loss`` with step ``theta1`` is then,
 
 Programs solved (``R = -`` optimal value):
 
-* **KL** (Theorem 2, corrected: ``+ b_k h``)::
+* **KL** (Theorem 2, corrected: ``+ b_k h``):
 
-      min   -h r + t
-      s.t.  h >= 0
-            (eta_i, theta2, p_i - t) in K_exp        i.e.  theta2 exp((p_i - t)/theta2) <= eta_i
-            q_k s + h (a_k m_i + b_k) <= p_i         for all i, k
-            (1/n) sum_i eta_i <= theta2
-            s >= h^2                                 (one rotated second-order cone)
+    ```text
+    min   -h r + t
+    s.t.  h >= 0
+          (eta_i, theta2, p_i - t) in K_exp        i.e.  theta2 exp((p_i - t)/theta2) <= eta_i
+          q_k s + h (a_k m_i + b_k) <= p_i         for all i, k
+          (1/n) sum_i eta_i <= theta2
+          s >= h^2                                 (one rotated second-order cone)
+    ```
 
-* **chi2** (Theorem 3, corrected: objective ``- alpha - theta2``, ``+ b_k h``, ``+ alpha``)::
+* **chi2** (Theorem 3, corrected: objective ``- alpha - theta2``, ``+ b_k h``, ``+ alpha``):
 
-      min   -h r - alpha - theta2 + t
-      s.t.  h >= 0,  eta >= 0
-            q_k s + h (a_k m_i + b_k) + alpha + 2 theta2 <= 2 theta2 eta_i     for all i, k
-            (theta2 / n) sum_i eta_i^2 <= t          (one rotated second-order cone)
-            s >= h^2                                 (one rotated second-order cone)
+    ```text
+    min   -h r - alpha - theta2 + t
+    s.t.  h >= 0,  eta >= 0
+          q_k s + h (a_k m_i + b_k) + alpha + 2 theta2 <= 2 theta2 eta_i     for all i, k
+          (theta2 / n) sum_i eta_i^2 <= t          (one rotated second-order cone)
+          s >= h^2                                 (one rotated second-order cone)
+    ```
 
 The variable ``s`` (and its cone) is only created when some ``q_k > 0``; with ``theta1 = inf`` (pure
 reweighting), ``S = 0`` or all ``a_k = 0`` the quadratic term vanishes.  ``theta2 = inf`` (pure
@@ -83,16 +89,23 @@ class ConicStability:
 
     Attributes
     ----------
-    value : the stability criterion ``R`` (minus the program's optimal value).  Mathematically ``R >= 0``;
+    value : float
+        The stability criterion ``R`` (minus the program's optimal value).  Mathematically ``R >= 0``;
         the raw solver value is returned, so it may be ``-1e-9`` or so when ``R = 0``.
-    h : the optimal multiplier ``h*`` of the risk constraint.
-    alpha : the optimal multiplier ``alpha*`` of ``E[W] = 1`` (chi2); ``None`` for KL, where it is
+    h : float
+        The optimal multiplier ``h*`` of the risk constraint.
+    alpha : float or None
+        The optimal multiplier ``alpha*`` of ``E[W] = 1`` (chi2); ``None`` for KL, where it is
         eliminated (``alpha* = -theta2 log mean exp(L_i(h*)/theta2)``).
-    status : drokit's solver status (always ``"optimal"``: anything else raises).
-    solver : the back-end name.
-    program : the :class:`~drokit.conic.program.ConicProgram` that was solved; its variables are
-        ``h``, ``t``, ``eta``, ``p`` (KL), ``alpha`` (chi2) and ``s`` (when the quadratic term is present).
-    time : wall-clock seconds for assembly plus solve.
+    status : str
+        drokit's solver status (always ``"optimal"``: anything else raises).
+    solver : str
+        The back-end name.
+    program : ConicProgram
+        The :class:`~drokit.conic.program.ConicProgram` that was solved; its variables are ``h``,
+        ``t``, ``eta``, ``p`` (KL), ``alpha`` (chi2) and ``s`` (when the quadratic term is present).
+    time : float
+        Wall-clock seconds for assembly plus solve.
     """
 
     value: float
@@ -219,28 +232,43 @@ def conic_stability(margins: Sequence[float], pieces: Tuple[Sequence[float], Seq
 
     Parameters
     ----------
-    margins : (n,) margins ``m_i = y_i w^T x_i`` of the evaluation samples (empirical ``P_0``, weights 1/n).
-    pieces : ``(a, b)``, two length-K arrays: ``loss_i(t) = max_k a_k (m_i + t) + b_k``.
+    margins : array_like of shape (n,)
+        Margins ``m_i = y_i w^T x_i`` of the evaluation samples (empirical ``P_0``, weights 1/n).
+    pieces : tuple of (array_like, array_like)
+        ``(a, b)``, two length-K arrays: ``loss_i(t) = max_k a_k (m_i + t) + b_k``.
         Hinge: ``a = (-1, 0)``, ``b = (1, 0)``.
-    slope_sq_norm : ``S = ||w||^2 >= 0``; moving a margin by ``t`` costs ``theta1 t^2 / S``
-        (``S = 0``: samples cannot move).
-    risk : the risk threshold ``r``.
-    theta1 : data-corruption weight, ``> 0``; ``np.inf`` for pure reweighting.
-    theta2 : sub-population-shift weight, ``> 0`` and finite (``theta2 = inf`` raises ParameterError).
-    divergence : ``"kl"`` (``phi(t) = t log t - t + 1``) or ``"chi2"`` (``phi(t) = (t - 1)^2``).
-    solver : a drokit conic back-end name (default ``"clarabel"``).
-    options : back-end settings (passed to the back-end; retries with the back-end's retry settings
-        are attempted when a solve does not end optimal).
+    slope_sq_norm : float
+        ``S = ||w||^2 >= 0``; moving a margin by ``t`` costs ``theta1 t^2 / S`` (``S = 0``: samples
+        cannot move).
+    risk : float
+        The risk threshold ``r``.
+    theta1 : float
+        Data-corruption weight, ``> 0``; ``np.inf`` for pure reweighting.
+    theta2 : float
+        Sub-population-shift weight, ``> 0`` and finite (``theta2 = inf`` raises ParameterError).
+    divergence : {"kl", "chi2"}
+        ``"kl"`` (``phi(t) = t log t - t + 1``) or ``"chi2"`` (``phi(t) = (t - 1)^2``).
+    solver : str
+        A drokit conic back-end name (default ``"clarabel"``).
+    options : mapping or None
+        Back-end settings (passed to the back-end; retries with the back-end's retry settings are
+        attempted when a solve does not end optimal).
 
     Returns
     -------
-    :class:`ConicStability` with ``value = R``, ``h*``, ``alpha*`` (chi2) and the program.
+    ConicStability
+        With ``value = R``, ``h*``, ``alpha*`` (chi2) and the program.
 
     Raises
     ------
-    ParameterError / DataError for invalid input; SolverError (with ``.status``) when the solver does not
-    end ``optimal``.  An unbounded program means ``R = +inf``: ``r`` is at or above the largest risk any
-    finite-cost perturbation reaches (e.g. ``max_i loss_i`` when samples cannot move).
+    ParameterError
+        For invalid input.
+    DataError
+        For invalid input.
+    SolverError
+        (With ``.status``) when the solver does not end ``optimal``.  An unbounded program means
+        ``R = +inf``: ``r`` is at or above the largest risk any finite-cost perturbation reaches (e.g.
+        ``max_i loss_i`` when samples cannot move).
     """
     t0 = time.perf_counter()
     m, a, b, S, r, th1, th2, div = _check_inputs(margins, pieces, slope_sq_norm, risk, theta1, theta2,

@@ -5,14 +5,18 @@ the dual (D) is maximized over ``alpha`` in closed form (KL) or by sorting (chi-
 written with the SHIFTED values ``s_i = L_i - h r``, so that ``G(h) = h r + ...`` never subtracts two
 large numbers (the boundary case ``r -> r_max`` sends ``h -> inf``):
 
-* KL, ``phi(t) = t log t - t + 1`` (blanchet2024 (2.2), with the exp the paper's A.2 drops, spec §8.3)::
+* KL, ``phi(t) = t log t - t + 1`` (blanchet2024 (2.2), with the exp the paper's A.2 drops, spec §8.3):
 
-      G(h) = -theta2 log mean_i exp(s_i / theta2),    w_i = exp(s_i / theta2) / mean_j exp(s_j / theta2)
+    ```text
+    G(h) = -theta2 log mean_i exp(s_i / theta2),    w_i = exp(s_i / theta2) / mean_j exp(s_j / theta2)
+    ```
 
   (``alpha = -theta2 log mean exp(L / theta2)``; Remark 4 with ``t log t``, spec §8.4);
-* chi-square, ``phi(t) = (t - 1)^2`` (blanchet2024 (2.3), weights of Remark 4 with ``+alpha``, spec §2.4)::
+* chi-square, ``phi(t) = (t - 1)^2`` (blanchet2024 (2.3), weights of Remark 4 with ``+alpha``, spec §2.4):
 
-      G(h) = max_a  a + theta2 - theta2 mean_i w_i^2,    w_i = ((s_i + a) / (2 theta2) + 1)_+,
+    ```text
+    G(h) = max_a  a + theta2 - theta2 mean_i w_i^2,    w_i = ((s_i + a) / (2 theta2) + 1)_+,
+    ```
 
   where ``a = alpha + h r`` solves ``mean_i w_i = 1`` (A.3), found exactly by sorting;
 * ``theta2 = inf`` (pure corruption): ``G(h) = -mean_i s_i`` and ``w = 1``.

@@ -102,15 +102,24 @@ def solve_stability(adversary: Adversary, risk: float, theta1: float = 1.0, thet
 
     Parameters
     ----------
-    adversary : an :class:`~.adversaries.Adversary` (the inner maximization for the model and metric).
-    risk : the threshold ``r``.
-    theta1, theta2 : corruption and reweighting prices (``> 0``, ``np.inf`` allowed, not both).
-    divergence : ``"kl"`` or ``"chi2"``.
-    xtol : relative width of the final bracket on ``h*``.
-    h_start : first multiplier tried when bracketing (a warm start along a curve); default 1.
-    verbose : print the bracketing and root-finding steps.
-    points : attach the moved points' feature values to the atoms (when the adversary has features).
-    sample_weight : nonnegative weights of the samples (the reference distribution is
+    adversary : Adversary
+        An :class:`~.adversaries.Adversary` (the inner maximization for the model and metric).
+    risk : float
+        The threshold ``r``.
+    theta1, theta2 : float
+        Corruption and reweighting prices (``> 0``, ``np.inf`` allowed, not both).
+    divergence : {"kl", "chi2"}
+        ``"kl"`` or ``"chi2"``.
+    xtol : float
+        Relative width of the final bracket on ``h*``.
+    h_start : float or None
+        First multiplier tried when bracketing (a warm start along a curve); default 1.
+    verbose : bool
+        Print the bracketing and root-finding steps.
+    points : bool
+        Attach the moved points' feature values to the atoms (when the adversary has features).
+    sample_weight : array_like of shape (n_samples,) or None
+        Nonnegative weights of the samples (the reference distribution is
         ``P0 = sum_i p_i delta_{z_i}`` with ``p = sample_weight / sum``); uniform by default.
     """
     t0 = time.perf_counter()

@@ -26,10 +26,14 @@ class GradientAdversary(Adversary):
 
     Parameters
     ----------
-    loss_and_grad : ``f(X, y) -> (losses (N,), gradient (N, p) of each loss w.r.t. its own row of X)``.
-    X, y : model inputs (the design the model was fitted on) and targets.
-    movable : column indices that may move; ``gamma`` their weights in ``||Gamma delta||_2^2``.
-    steps : ascent steps per call.
+    loss_and_grad : callable
+        ``f(X, y) -> (losses (N,), gradient (N, p) of each loss w.r.t. its own row of X)``.
+    X, y : numpy.ndarray
+        Model inputs (the design the model was fitted on) and targets.
+    movable : numpy.ndarray of int
+        Column indices that may move; ``gamma`` their weights in ``||Gamma delta||_2^2``.
+    steps : int
+        Ascent steps per call.
     """
 
     exact = False

@@ -18,19 +18,27 @@ class StabilityResult:
 
     Attributes
     ----------
-    value : the criterion ``R``: the smallest OT-with-moment cost of a perturbation raising the risk to ``r``
+    value : float
+        The criterion ``R``: the smallest OT-with-moment cost of a perturbation raising the risk to ``r``
         (``0`` when the risk already reaches ``r``, ``inf`` when no finite-cost perturbation does).
-    status : one of :data:`STATUSES`.
-    risk, nominal_risk, max_risk : ``r``, the current risk ``E_P0[l]`` and the largest achievable risk.
-    h, alpha : dual multipliers of the risk and of the moment constraint ``E[W] = 1`` (``alpha = nan`` for
+    status : str
+        One of :data:`STATUSES`.
+    risk, nominal_risk, max_risk : float
+        ``r``, the current risk ``E_P0[l]`` and the largest achievable risk.
+    h, alpha : float
+        Dual multipliers of the risk and of the moment constraint ``E[W] = 1`` (``alpha = nan`` for
         pure corruption, where ``W = 1``).
-    weights : ``w_i`` per sample (mean 1): the reweighting of the most sensitive distribution.
-    atoms : DataFrame, one row per atom ``(z, w)`` of ``Q*``: ``sample``, ``mass`` (sums to 1), ``weight``,
+    weights : numpy.ndarray of shape (n_samples,)
+        ``w_i`` per sample (mean 1): the reweighting of the most sensitive distribution.
+    atoms : pandas.DataFrame
+        DataFrame, one row per atom ``(z, w)`` of ``Q*``: ``sample``, ``mass`` (sums to 1), ``weight``,
         ``loss``, ``cost`` (``d(z, z_hat)``), ``moved`` and, when the model has named features, the moved
         point's feature values.  A sample whose mass is split between two maximizers has two rows.
-    dual_value, primal_cost, gap : the dual objective at ``h``, the cost ``E_Q*[theta1 W d + theta2 phi(W)]`` of
-        the recovered distribution, and ``primal_cost - dual_value`` (``~0`` certifies both).
-    mean_weight, attained_risk : ``E_Q*[W]`` (should be 1) and ``E_Q*[W l]`` (should be ``r``).
+    dual_value, primal_cost, gap : float
+        The dual objective at ``h``, the cost ``E_Q*[theta1 W d + theta2 phi(W)]`` of the recovered
+        distribution, and ``primal_cost - dual_value`` (``~0`` certifies both).
+    mean_weight, attained_risk : float
+        ``E_Q*[W]`` (should be 1) and ``E_Q*[W l]`` (should be ``r``).
     """
 
     value: float
