@@ -237,5 +237,29 @@ class IntersectionInstance:
         return self.training.n_samples
 
 
+@dataclass(frozen=True)
+class MOTInstance:
+    """Optimal transport with a moment constraint bound to data (MOT-DRO, ``spec/mot-dro-training.md``): the training
+    instance (its loss, ground metric ``d`` with the numerical norm not squared, encoded samples, and as its radius
+    the budget ``rho``) and the set's weights: ``theta1`` on the transport ``w d``, ``theta2`` on the divergence
+    ``phi(w)`` of the reweighting (``"kl"`` or ``"chi2"``), either ``inf`` (blanchet2024 (2.1), Remark 2)."""
+
+    #: the ambiguity set a method of :mod:`drokit.methods` fits on this kind of bound instance, in words
+    KIND = "an OT-with-moment set (OTMoment)"
+
+    training: DROInstance
+    theta1: float
+    theta2: float
+    divergence: str
+
+    @property
+    def radius(self) -> float:
+        return self.training.radius
+
+    @property
+    def n_samples(self) -> int:
+        return self.training.n_samples
+
+
 #: what a method of :mod:`drokit.methods` compiles: a problem bound to data, by the kind of its ambiguity set
-BoundInstance = Union[DROInstance, IntersectionInstance]
+BoundInstance = Union[DROInstance, IntersectionInstance, MOTInstance]

@@ -14,7 +14,7 @@ from drokit.methods import (AutoRule, Method, auto_rules, choose_method, compile
                             get_method, method_names, register_method, unregister_method)
 from drokit.oracles.enumeration import enumerate_configurations
 
-BUILT_IN = ("auto", "erm", "closed_form", "monolithic", "cutting_plane", "box", "graph", "intersection")
+BUILT_IN = ("auto", "erm", "closed_form", "monolithic", "cutting_plane", "box", "graph", "intersection", "mot")
 
 
 def _mixed(n: int = 40, seed: int = 3):

@@ -24,7 +24,7 @@ import numpy as np
 from ..exceptions import ParameterError
 from ..metrics.costs import LabelCost, MismatchCost, NormCost
 from ..metrics.ground import GroundMetric
-from ..params import ParamsMixin, real_number
+from ..params import ParamsMixin, component, nonnegative_real, real_number
 
 DIVERGENCES = ("kl", "chi2")
 
@@ -45,7 +45,9 @@ def positive_theta(value, name: str) -> float:
 
 
 class OTMoment(ParamsMixin):
-    """OT-with-moment perturbation set ``M_c`` of blanchet2024 (cost (2.1)), for :func:`drokit.stability`.
+    """OT-with-moment perturbation set ``M_c`` of blanchet2024 (cost (2.1)), for :func:`drokit.stability` and, with a
+    ``radius``, as the ambiguity set of a fit (MOT-DRO: ``DROClassifier(ambiguity=dk.OTMoment(..., radius=0.1))``;
+    ``spec/mot-dro-training.md``).
 
     Parameters
     ----------
@@ -58,27 +60,39 @@ class OTMoment(ParamsMixin):
         Weight of the reweighting divergence ``phi(w)``, ``> 0``; ``np.inf``: weights stay 1.
     divergence : {"kl", "chi2"}
         ``"kl"`` or ``"chi2"``.
+    radius : float or None
+        The budget ``rho >= 0`` of the set ``{Q : M_c(Q, P_N) <= rho}`` a model is fitted on (MOT-DRO training);
+        ``None`` (default) for :func:`drokit.stability`, which finds the budget itself.
+    exponent : {2, 1}
+        The power of the numerical norm in ``d``: ``2``, the squared norm of blanchet2024 (2.1) (what
+        :func:`drokit.stability` evaluates), or ``1``, the norm itself, as in drokit's Wasserstein balls.  A fit
+        whose numerical features can move needs ``exponent=1`` (the worst-case move is then the dual-norm term of
+        every loss; spec §6).
 
     Examples
     --------
     ```python
     amb = dk.OTMoment(theta1=1.0, theta2=0.25)                  # the paper's Section 4.2 setting
     amb = dk.OTMoment.from_budget_split(C=5, corruption_share=0.5)  # theta1 = theta2 = 0.4
+    clf = dk.DROClassifier(ambiguity=dk.OTMoment(theta1=1.0, theta2=1.0, radius=0.1, exponent=1))
     ```
     """
 
     DEFAULT_COMPONENTS = {"metric": squared_euclidean_metric}
 
     def __init__(self, metric: GroundMetric | None = None, theta1: float = 1.0, theta2: float = 1.0,
-                 divergence: str = "kl"):
+                 divergence: str = "kl", radius: float | None = None, exponent: int = 2):
         self.metric = metric
         self.theta1 = theta1
         self.theta2 = theta2
         self.divergence = divergence
+        self.radius = radius
+        self.exponent = exponent
 
     @classmethod
     def from_budget_split(cls, C: float = 5.0, corruption_share: float = 0.5, *,
-                          metric: GroundMetric | None = None, divergence: str = "kl") -> "OTMoment":
+                          metric: GroundMetric | None = None, divergence: str = "kl", radius: float | None = None,
+                          exponent: int = 2) -> "OTMoment":
         """``theta1, theta2`` with ``1/theta1 + 1/theta2 = C`` (blanchet2024 §2.1, ``C = 5`` in all its
         experiments): ``1/theta1 = C * share`` and ``1/theta2 = C * (1 - share)``.  ``share = 0`` is pure
         reweighting (``theta1 = inf``), ``share = 1`` pure corruption (``theta2 = inf``)."""
@@ -94,7 +108,8 @@ class OTMoment(ParamsMixin):
                                  f"{corruption_share!r}")
         theta1 = np.inf if share == 0 else 1.0 / (C * share)
         theta2 = np.inf if share == 1 else 1.0 / (C * (1.0 - share))
-        return cls(metric=metric, theta1=theta1, theta2=theta2, divergence=divergence)
+        return cls(metric=metric, theta1=theta1, theta2=theta2, divergence=divergence, radius=radius,
+                   exponent=exponent)
 
     # ------------------------------------------------------------ validation
     def validated(self) -> tuple:
@@ -109,11 +124,36 @@ class OTMoment(ParamsMixin):
                                  f"got {self.divergence!r}")
         return theta1, theta2, divergence
 
-    def validated_metric(self) -> GroundMetric:
-        from ..params import component
+    def validated_exponent(self) -> int:
+        """``exponent`` checked: ``1`` or ``2``."""
+        if isinstance(self.exponent, (bool, np.bool_)) or self.exponent not in (1, 2):
+            raise ParameterError(f"OTMoment exponent must be 1 (the numerical norm) or 2 (its square), "
+                                 f"got {self.exponent!r}")
+        return int(self.exponent)
+
+    def ground_metric(self) -> GroundMetric:
+        """The ground metric ``d`` (the default one when ``metric`` is ``None``), checked to be a GroundMetric."""
         metric = component(self, "metric")
         if not isinstance(metric, GroundMetric):
             raise ParameterError(f"OTMoment metric must be a drokit GroundMetric, got {type(metric).__name__}")
+        return metric
+
+    def training_parts(self) -> tuple:
+        """``(metric, rho, theta1, theta2, divergence, exponent)`` of a fit (MOT-DRO), checked: a radius is needed."""
+        theta1, theta2, divergence = self.validated()
+        if self.radius is None:
+            raise ParameterError("an OTMoment set needs a radius to be fitted: the budget rho of "
+                                 "{Q : M_c(Q, P_N) <= rho} (dk.stability uses the set without one)")
+        rho = nonnegative_real(self.radius, "OTMoment radius")
+        return self.ground_metric(), rho, theta1, theta2, divergence, self.validated_exponent()
+
+    def validated_metric(self) -> GroundMetric:
+        """The metric of :func:`drokit.stability`: the squared Euclidean cost on numerical features (``exponent=2``,
+        a ``NormCost(p=2)``)."""
+        if self.validated_exponent() != 2:
+            raise ParameterError("dk.stability evaluates blanchet2024's squared cost (2.1): its OTMoment needs "
+                                 "exponent=2, got 1")
+        metric = self.ground_metric()
         p = metric._parts()[0].validated_p()
         if p != 2:
             raise ParameterError(f"OTMoment uses the squared Euclidean cost on numerical features "
@@ -123,4 +163,4 @@ class OTMoment(ParamsMixin):
 
     def __repr__(self) -> str:
         return (f"OTMoment(metric={self.metric!r}, theta1={self.theta1!r}, theta2={self.theta2!r}, "
-                f"divergence={self.divergence!r})")
+                f"divergence={self.divergence!r}, radius={self.radius!r}, exponent={self.exponent!r})")

@@ -23,7 +23,7 @@ from ..exceptions import DrokitError, ParameterError
 from ..instance import DROInstance
 
 #: the drivers a method's compiled form can go to (``drokit.models.compiled.CompiledProblem.solve``)
-DRIVERS = ("program", "cutting_plane", "intersection")
+DRIVERS = ("program", "cutting_plane", "intersection", "mot")
 
 
 def always_eligible(inst: DROInstance, max_configurations: int) -> Optional[DrokitError]:

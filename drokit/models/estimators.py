@@ -21,6 +21,7 @@ from ..losses import get_loss
 from ..losses.base import CLASSIFICATION, REGRESSION
 from ..solvers import solver_choices
 from ..run_control import check_time_limit, check_verbose
+from ..ambiguity.ot_moment import OTMoment
 from ..params import (Boolean, Check, MappingOrNone, OneOf, PositiveInteger, RealNumber, component, materialized,
                       nested_params, validate_parameters)
 from .problem import ON_INACCURATE, Problem
@@ -188,10 +189,11 @@ class DROClassifier(ClassifierMixin, DROLinearModel):
     ----------
     loss : drokit.losses.Loss or str
         ``"logistic"`` (default), ``"hinge"``, ``"smooth_hinge"`` or a :class:`~drokit.losses.Loss`.
-    ambiguity : Wasserstein or Intersection or AmbiguitySet or None
+    ambiguity : Wasserstein or Intersection or OTMoment or AmbiguitySet or None
         :class:`~drokit.Wasserstein` ball (default radius 0.1 with the default metric), an
-        :class:`~drokit.Intersection`, or an :class:`~drokit.AmbiguitySet` built on the training data at
-        ``fit`` (e.g. :class:`~drokit.CalibratedWasserstein`); the set actually fitted is ``ambiguity_``.
+        :class:`~drokit.Intersection`, an :class:`~drokit.OTMoment` set with a ``radius`` (MOT-DRO: samples move
+        and are reweighted; two classes or regression), or an :class:`~drokit.AmbiguitySet` built on the training
+        data at ``fit`` (e.g. :class:`~drokit.CalibratedWasserstein`); the set actually fitted is ``ambiguity_``.
     method : str
         ``"auto"``, ``"erm"``, ``"closed_form"``, ``"monolithic"``, ``"cutting_plane"``, ``"box"``, ``"graph"`` or a
         method registered with :func:`drokit.methods.register_method` (:func:`drokit.methods.method_names` lists them);
@@ -298,6 +300,8 @@ class DROClassifier(ClassifierMixin, DROLinearModel):
             encode_binary_labels(y, X.shape[0], why=f"with loss {name!r} (it has no multinomial model)")
         problem = self._problem().built(X, y, categorical_features=self.categorical_features,
                                         categories=self.categories, sample_weight=sample_weight)
+        if isinstance(component(problem, "ambiguity"), OTMoment):
+            encode_binary_labels(y, X.shape[0], why="with an OTMoment set (MOT-DRO has no multinomial model yet)")
         result, schema = fit_multinomial(problem, X, y, classes, method=self.method, solver=self.solver,
                                  solver_options=self.solver_options, on_inaccurate=self.on_inaccurate,
                                  verbose=self.verbose, categorical_features=self.categorical_features,

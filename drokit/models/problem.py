@@ -15,6 +15,7 @@ from typing import Optional
 
 import numpy as np
 
+from ..ambiguity.ot_moment import OTMoment
 from ..ambiguity.wasserstein import Wasserstein
 from ..methods import MAX_CONFIGURATIONS, compile_instance
 from ..params import component, nonnegative_real
@@ -94,9 +95,11 @@ class Problem:
             data = schema.transform(X)
             amb = with_fitted_scales(amb, data.X, schema.numerical_names,
                                      sample_probabilities(sample_weight, data.n_samples))
+        if isinstance(amb, OTMoment):
+            return amb
         if not isinstance(amb, (Wasserstein, Intersection)):
-            raise ParameterError(f"ambiguity must be a drokit Wasserstein ball, an Intersection of two or an "
-                                 f"AmbiguitySet that builds one, got {type(amb).__name__}")
+            raise ParameterError(f"ambiguity must be a drokit Wasserstein ball, an Intersection of two, an OTMoment "
+                                 f"set or an AmbiguitySet that builds one, got {type(amb).__name__}")
         if isinstance(amb, Wasserstein) and amb.center is not None:
             raise ParameterError("a Wasserstein ball with center=(X_aux, y_aux) is fitted only inside an "
                                  "Intersection (ball_around_training_data & ball_around_auxiliary_data)")
@@ -131,6 +134,10 @@ class Problem:
         if schema is None:
             schema = FeatureSchema.infer(X, categorical_features, categories)
         amb = self.resolved_ambiguity(X, y, schema, sample_weight)
+        if isinstance(amb, OTMoment):
+            raise ParameterError("an OTMoment set is fitted through Problem.compile / the estimators (MOT-DRO); "
+                                 "evaluating a fixed model under it (dk.worst_case) is not available yet: the "
+                                 "weights of its worst case at the training data are in result_.auxiliary['weights']")
         radius = amb.validated_radius()
         metric = amb.validated_metric()
         data = schema.transform(X, handle_unknown=handle_unknown)
@@ -161,6 +168,16 @@ class Problem:
             return problem.compile(X, y, method, categorical_features=categorical_features,
                                    categories=categories, max_configurations=max_configurations,
                                    sample_weight=sample_weight)
+        if isinstance(self.resolved_ambiguity(), OTMoment):
+            # optimal transport with a moment constraint binds to a MOTInstance, which the "mot" method compiles
+            from .mot_problem import CompiledMOT, mot_instance
+            metric, rho, theta1, theta2, divergence, exponent = self.resolved_ambiguity().training_parts()
+            ball = copy.copy(self)
+            ball.ambiguity = Wasserstein(metric, radius=rho)     # the data bound with the set's metric d and budget
+            training = ball.bind(X, y, categorical_features=categorical_features, categories=categories,
+                                 sample_weight=sample_weight)
+            bound = mot_instance(training, theta1, theta2, divergence, exponent)
+            return CompiledMOT(bound, compile_instance(bound, method, max_configurations), time.perf_counter() - t0)
         if isinstance(self.resolved_ambiguity(), Intersection):
             # two balls bind to an IntersectionInstance, which the registry's "intersection" method compiles
             from .intersection_problem import CompiledIntersection, bind_intersection

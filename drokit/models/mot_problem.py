@@ -1,0 +1,180 @@
+"""Fitting under optimal transport with a moment constraint (MOT-DRO, issue 23): the compiled problem that
+:meth:`drokit.models.Problem.compile` returns for an :class:`~drokit.OTMoment` with a ``radius``.
+
+Steps (``spec/mot-dro-training.md``): bind the data (:func:`mot_instance`) to a :class:`~drokit.instance.MOTInstance` (the training instance
+with the set's ground metric ``d`` and budget ``rho``, and ``theta1``, ``theta2``, the divergence); the registered
+``mot`` method compiles program (D) over the first rows (:mod:`drokit.methods.mot`); :meth:`CompiledMOT.solve` runs a
+cutting plane:
+
+1. solve the master (D) over the working rows with a conic back-end (Clarabel by default): a relaxation, so its
+   optimal value is a lower bound on the optimum (the back-end's dual objective is used: a lower bound of the master
+   up to the back-end's feasibility tolerances, 1e-8 for Clarabel);
+2. the exact worst-case risk ``R(beta)`` of the master's model (:func:`~drokit.certificates.mot_worst_case.mot_worst_case`,
+   the Wasserstein oracle at ``lambda theta1``): an upper bound; the best model so far is kept;
+3. stop when ``upper - lower <= gap_tol max(|upper|, 1e-2)``; otherwise add the rows the oracle finds violated at the
+   master's point (``lambda theta1``, ``s``) and the worst rows of the certificate, and repeat.
+
+The result's ``objective`` is the upper bound (the returned model's exact worst-case risk).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Mapping, Optional
+
+import numpy as np
+
+from ..certificates.mot_worst_case import mot_worst_case
+from ..exceptions import ParameterError, SolverError
+from ..gaps import gap_scale
+from ..instance import MOTInstance
+from ..oracles import make_oracle
+from ..oracles.rows import concat_rows, take_rows, unique_rows
+from ..reformulations.dual import CompiledProgram
+from ..reformulations.mot_dual import build_mot_program
+from .result import FitResult
+
+#: relative gap at which the cutting plane stops (certified)
+GAP_TOL = 1e-6
+#: rounds of the cutting plane at most
+MAX_ROUNDS = 50
+#: a master's dual objective above the exact upper bound by at most this (relative to ``max(1, |upper|)``) is the
+#: back-end's accuracy (Clarabel's tolerances are 1e-8) and is capped at the upper bound
+SOLVER_BOUND_RTOL = 1e-7
+#: a row joins the master when the oracle's value exceeds the master's ``s_n`` by more than this (relative to
+#: ``max(|objective|, 1e-2)``)
+VIOLATION_TOL = 1e-9
+
+
+class CompiledMOT:
+    """The compiled problem of a :class:`~drokit.instance.MOTInstance` (the ``"mot"`` driver of
+    :mod:`drokit.methods.mot`): :meth:`solve` fits and certifies the model."""
+
+    def __init__(self, bound: MOTInstance, compiled: CompiledProgram, compile_time: float):
+        self.bound = bound
+        self.instance = bound.training
+        self.evaluation_instance = bound.training
+        self.compiled = compiled
+        self.method = compiled.method
+        self.method_reason = compiled.method_reason
+        self.compile_time = compile_time
+        self.program = None
+
+    def _program(self, rows):
+        b = self.bound
+        return build_mot_program(b.training, rows, rho=b.radius, theta1=b.theta1, theta2=b.theta2,
+                                 divergence=b.divergence)
+
+    def solve(self, solver: str = "clarabel", solver_options: Optional[Mapping[str, Any]] = None,
+              on_inaccurate: str = "raise", verbose: Any = False,
+              method_options: Optional[Mapping[str, Any]] = None, time_limit: Optional[float] = None) -> FitResult:
+        """Fit by the cutting plane of the module docstring.  ``method_options``: ``gap_tol`` (default
+        :data:`GAP_TOL`), ``max_rounds`` (:data:`MAX_ROUNDS`).  An uncertified fit (rounds exhausted, a time limit, a
+        master the back-end could not solve to optimality) raises :class:`~drokit.SolverError` with the best model
+        in ``error.result``, or with ``on_inaccurate="warn"`` returns it (status ``"optimal_inaccurate"``)."""
+        from ..run_control import RunControl
+        from ..solvers import get_backend
+        from ..solvers.base import OPTIMAL, solve_with_retries
+        opts = dict(method_options or {})
+        gap_tol = float(opts.pop("gap_tol", GAP_TOL))
+        max_rounds = int(opts.pop("max_rounds", MAX_ROUNDS))
+        if opts:
+            raise ParameterError(f"invalid mot option(s) {sorted(opts)}; valid: gap_tol, max_rounds")
+        control = RunControl(time_limit, verbose)
+        solver = "clarabel" if solver == "auto" else solver
+        backend = get_backend(solver)
+        options = control.solver_options(backend, solver_options) if control.time_limit is not None else solver_options
+        b, inst = self.bound, self.instance
+        oracle = None if np.isinf(b.theta1) else make_oracle(inst, "auto")
+        rows = self.compiled.info["rows"]
+        best, lower, history, stop = None, -np.inf, [], None
+        t0 = time.perf_counter()
+        eval_time = 0.0
+        for round_ in range(1, max_rounds + 1):
+            program = self._program(rows) if round_ > 1 or not self.compiled.is_built else self.compiled.program
+            solution = solve_with_retries(backend, program, options, verbose=control.solver_verbose,
+                                          control=control, stage=f"master {round_}")
+            if solution.status != OPTIMAL:
+                stop = f"master {round_} ended {solution.status} ({solution.raw_status})"
+                break
+            intercept = float(program.value("intercept", solution.x)[0]) if inst.fit_intercept else 0.0
+            coef = np.array(program.value("coef", solution.x), dtype=float)
+            coef[inst.fixed_zero] = 0.0         # the program's beta_j = 0 (free moves): exactly 0, not the solver's 1e-12
+            lam = float(program.value("lambda", solution.x)[0])
+            s = program.value("s", solution.x)
+            lower = max(lower, min(float(solution.primal_objective), float(solution.dual_objective)))
+            t_eval = time.perf_counter()
+            worst = mot_worst_case(inst, oracle, intercept, coef, rho=b.radius, theta1=b.theta1, theta2=b.theta2,
+                                   divergence=b.divergence)
+            eval_time += time.perf_counter() - t_eval
+            if best is None or worst.value < best[0]:
+                best = (worst.value, intercept, coef, worst, s)
+            upper = best[0]
+            history.append({"round": round_, "rows": int(rows.size), "lower": lower, "upper": upper})
+            control.log(f"mot round {round_}: rows {rows.size:,} lower {lower:.9f} upper {upper:.9f}")
+            if upper - lower <= gap_tol * gap_scale(upper):
+                break
+            if oracle is None or control.should_stop():
+                stop = "time limit reached" if control.should_stop() else "the master holds every row"
+                break
+            sep = oracle.separate(intercept, coef, lam * b.theta1, s)
+            violated = np.flatnonzero(sep.violation > VIOLATION_TOL * gap_scale(upper))
+            new = unique_rows(concat_rows([take_rows(sep.rows, violated), worst.rows]))
+            new = take_rows(new, _unseen(inst, rows, new))
+            if new.size == 0:
+                stop = "no violated row left (the gap is the back-end's accuracy)"
+                break
+            rows = concat_rows([rows, new])
+        else:
+            stop = f"{max_rounds} rounds"
+        self.program = program
+        return self._result(best, lower, history, stop, gap_tol, on_inaccurate, solver, program, rows,
+                            time.perf_counter() - t0, eval_time)
+
+    def _result(self, best, lower, history, stop, gap_tol, on_inaccurate, solver, program, rows, seconds,
+                eval_time) -> FitResult:
+        if best is None:
+            raise SolverError(f"MOT-DRO: {stop}; no model to return", status="solver_error", solver=solver)
+        upper, intercept, coef, worst, s = best
+        if lower > upper:
+            # the master's dual objective is a lower bound up to the back-end's feasibility tolerances: above the exact
+            # upper bound by less than they allow it is capped there; by more, it is no bound at all
+            lower = upper if lower - upper <= SOLVER_BOUND_RTOL * max(1.0, abs(upper)) else -np.inf
+        certified = upper - lower <= gap_tol * gap_scale(upper)
+        result = FitResult(
+            objective=float(upper), status="optimal" if certified else "optimal_inaccurate", method=self.method,
+            method_reason=self.method_reason, solver=solver, raw_status="certified" if certified else str(stop),
+            lower_bound=float(lower), upper_bound=float(upper), intercept=float(intercept),
+            coef=np.asarray(coef, dtype=float), lambda_=float(worst.lam), s=np.asarray(s, dtype=float),
+            compile_time=self.compile_time, solve_time=seconds - eval_time, evaluation_time=eval_time,
+            iterations=len(history), n_variables=program.n_variables, n_constraints=program.n_constraints,
+            cones=program.cone_counts(), n_configuration_rows=int(rows.size),
+            n_enumeration_rows=int(rows.size), history=history, stop_reason=None if certified else stop,
+            auxiliary={"lower_bound": {"source": "method", "rounds": len(history)}, "alpha": float(worst.alpha), "weights": np.asarray(worst.weight), "theta1": self.bound.theta1,
+                       "theta2": self.bound.theta2, "divergence": self.bound.divergence})
+        if not certified:
+            message = (f"MOT-DRO fit not certified ({stop}): optimum in [{lower:.9g}, {upper:.9g}]")
+            if on_inaccurate != "warn":
+                raise SolverError(message + "; pass on_inaccurate='warn' to accept it", status="optimal_inaccurate",
+                                  solver=solver, result=result)
+            import warnings
+            warnings.warn(message, RuntimeWarning, stacklevel=3)
+            result.warnings.append(message)
+        return result
+
+
+def _unseen(inst, working, new) -> np.ndarray:
+    """Indices of ``new``'s rows not already in ``working`` (same sample, configuration and label)."""
+    from ..oracles.rows import RowIndex
+    return RowIndex(working, inst.n_samples, inst.schema.levels).unseen(new)
+
+
+def mot_instance(training, theta1: float, theta2: float, divergence: str, exponent: int) -> MOTInstance:
+    """The bound MOT-DRO problem: ``training`` (the data bound with the set's ground metric and budget ``rho`` as its
+    radius, :meth:`drokit.Problem.compile`) and the set's weights; numerical features that can move need the norm
+    itself as their cost (``exponent=1``, spec §6)."""
+    if exponent == 2 and np.isfinite(theta1) and training.n_numerical and np.any(np.isfinite(training.metric.gamma)):
+        raise ParameterError("MOT-DRO training prices a numerical move by the norm itself, not its square "
+                             "(spec/mot-dro-training.md §6): pass OTMoment(..., exponent=1), or make the numerical "
+                             "features immutable (NormCost weights np.inf)")
+    return MOTInstance(training.fitting_view(), theta1, theta2, divergence)
