@@ -144,3 +144,19 @@ def test_errors_are_named():
     three[:3] = 2
     with pytest.raises(dk.DataError, match="OTMoment"):
         dk.DROClassifier(ambiguity=amb).fit(X, three)
+
+
+def test_the_kl_ball_is_the_familiar_closed_form():
+    """OTMoment.divergence_ball("kl", delta): at the fitted model, the objective equals
+    min_h h delta + h log mean exp(loss_n / h) over the nominal losses (computed here by a scalar search)."""
+    from scipy.optimize import minimize_scalar
+    X_num, Z, y = bf.random_instance(4, 30, 1, LEVELS, "classification")
+    X = _frame(X_num, Z)
+    for delta in (0.05, 0.4):
+        model = dk.DROClassifier(ambiguity=dk.OTMoment.divergence_ball("kl", delta)).fit(X, y)
+        losses = np.logaddexp(0.0, -np.where(y == 1, 1.0, -1.0) * model.decision_function(X))
+        closed = minimize_scalar(lambda h: h * delta + h * np.log(np.mean(np.exp(losses / h))), bounds=(1e-4, 1e4),
+                                 method="bounded", options={"xatol": 1e-12}).fun
+        assert model.result_.objective == pytest.approx(closed, rel=1e-6)
+    chi2 = dk.DROClassifier(ambiguity=dk.OTMoment.divergence_ball("chi2", 0.4)).fit(X, y)
+    assert chi2.result_.status == "optimal" and chi2.result_.iterations == 1     # no move: one program

@@ -111,6 +111,14 @@ class OTMoment(ParamsMixin):
         return cls(metric=metric, theta1=theta1, theta2=theta2, divergence=divergence, radius=radius,
                    exponent=exponent)
 
+    @classmethod
+    def divergence_ball(cls, divergence: str = "kl", radius: float = 0.1) -> "OTMoment":
+        """The phi-divergence ball ``{Q : D_phi(Q || P_N) <= radius}`` (Ben-Tal et al. 2013): samples keep their
+        place (``theta1 = inf``) and are reweighted, ``theta2 = 1``.  ``"kl"``: ``KL(Q || P_N) <= radius``, whose
+        worst-case risk is ``min_{h > 0} h radius + h log E_{P_N} exp(loss / h)``; ``"chi2"``: the chi-square
+        divergence ``E_{P_N}[(dQ/dP_N - 1)^2] <= radius`` (spec/mot-dro-training.md §4, limit 2)."""
+        return cls(theta1=np.inf, theta2=1.0, divergence=divergence, radius=radius)
+
     # ------------------------------------------------------------ validation
     def validated(self) -> tuple:
         """``(theta1, theta2, divergence)`` checked: positive, not both infinite, a known divergence."""
