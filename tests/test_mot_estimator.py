@@ -160,3 +160,16 @@ def test_the_kl_ball_is_the_familiar_closed_form():
         assert model.result_.objective == pytest.approx(closed, rel=1e-6)
     chi2 = dk.DROClassifier(ambiguity=dk.OTMoment.divergence_ball("chi2", 0.4)).fit(X, y)
     assert chi2.result_.status == "optimal" and chi2.result_.iterations == 1     # no move: one program
+
+
+def test_progress_lines_and_the_solver_record():
+    """verbose=2 logs each round; result_.attempts records every master solve."""
+    import contextlib
+    import io
+    X_num, Z, y = bf.random_instance(5, 60, 1, LEVELS, "classification")
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        model = dk.DROClassifier(ambiguity=dk.OTMoment(_metric(1.5), radius=0.1, exponent=1), verbose=2,
+                                 max_configurations=1).fit(_frame(X_num, Z), y)
+    assert "mot round 1:" in err.getvalue()
+    assert len(model.result_.attempts) >= model.result_.iterations >= 2

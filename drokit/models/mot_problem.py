@@ -112,6 +112,8 @@ class CompiledMOT:
             upper = best[0]
             history.append({"round": round_, "rows": int(rows.size), "lower": lower, "upper": upper})
             control.log(f"mot round {round_}: rows {rows.size:,} lower {lower:.9f} upper {upper:.9f}")
+            control.progress("MOT-DRO cutting plane", f"round {round_}, {rows.size:,} rows, relative gap "
+                                                      f"{(upper - lower) / gap_scale(upper):.1e}")
             if upper - lower <= gap_tol * gap_scale(upper):
                 break
             if oracle is None or control.should_stop():
@@ -128,11 +130,14 @@ class CompiledMOT:
         else:
             stop = f"{max_rounds} rounds"
         self.program = program
-        return self._result(best, lower, history, stop, gap_tol, on_inaccurate, solver, program, rows,
-                            time.perf_counter() - t0, eval_time)
+        result = self._result(best, lower, history, stop, gap_tol, on_inaccurate, solver, program, rows,
+                              time.perf_counter() - t0, eval_time, control)
+        control.finish(f"{result.status} in {control.elapsed():.1f} s: objective {result.objective:.9g}, "
+                       f"relative gap {result.relative_gap:.1e} ({solver})")
+        return result
 
     def _result(self, best, lower, history, stop, gap_tol, on_inaccurate, solver, program, rows, seconds,
-                eval_time) -> FitResult:
+                eval_time, control) -> FitResult:
         if best is None:
             raise SolverError(f"MOT-DRO: {stop}; no model to return", status="solver_error", solver=solver)
         upper, intercept, coef, worst, s = best
@@ -150,6 +155,7 @@ class CompiledMOT:
             iterations=len(history), n_variables=program.n_variables, n_constraints=program.n_constraints,
             cones=program.cone_counts(), n_configuration_rows=int(rows.size),
             n_enumeration_rows=int(rows.size), history=history, stop_reason=None if certified else stop,
+            attempts=list(control.attempts),
             auxiliary={"lower_bound": {"source": "method", "rounds": len(history)}, "alpha": float(worst.alpha), "weights": np.asarray(worst.weight), "theta1": self.bound.theta1,
                        "theta2": self.bound.theta2, "divergence": self.bound.divergence})
         if not certified:
