@@ -210,8 +210,22 @@ class DROInstance:
         return math.prod(int(a) for a in levels[mutable]) if levels.size else 1
 
 
+class _OnTraining:
+    """The radius and sample count of a bound instance that wraps a training :class:`DROInstance`."""
+
+    training: DROInstance
+
+    @property
+    def radius(self) -> float:
+        return self.training.radius
+
+    @property
+    def n_samples(self) -> int:
+        return self.training.n_samples
+
+
 @dataclass(frozen=True)
-class IntersectionInstance:
+class IntersectionInstance(_OnTraining):
     """An intersection of two Wasserstein balls bound to data (selvi2025 thesis §4.4, Inter-ARO): the training
     instance (its loss, metric, radius ``eps`` and encoded samples ``P_N``) and the auxiliary sample ``P_aux`` (the
     second ball's center, numerical features encoded with the training schema, labels in ``{-1, +1}`` coded as the
@@ -228,17 +242,9 @@ class IntersectionInstance:
     distance: float
     plan: Optional[np.ndarray] = None
 
-    @property
-    def radius(self) -> float:
-        return self.training.radius
-
-    @property
-    def n_samples(self) -> int:
-        return self.training.n_samples
-
 
 @dataclass(frozen=True)
-class MOTInstance:
+class MOTInstance(_OnTraining):
     """Optimal transport with a moment constraint bound to data (MOT-DRO, ``spec/mot-dro-training.md``): the training
     instance (its loss, ground metric ``d`` with the numerical norm not squared, encoded samples, and as its radius
     the budget ``rho``) and the set's weights: ``theta1`` on the transport ``w d``, ``theta2`` on the divergence
@@ -251,14 +257,6 @@ class MOTInstance:
     theta1: float
     theta2: float
     divergence: str
-
-    @property
-    def radius(self) -> float:
-        return self.training.radius
-
-    @property
-    def n_samples(self) -> int:
-        return self.training.n_samples
 
 
 #: what a method of :mod:`drokit.methods` compiles: a problem bound to data, by the kind of its ambiguity set

@@ -70,30 +70,36 @@ def worst_case_dual(L: np.ndarray, C: np.ndarray, p: np.ndarray, rho: float, the
     _check(divergence, theta1, theta2)
     N, K = L.shape
     lam = cp.Variable(nonneg=True)
-    alpha = cp.Variable()
     s = cp.Variable(N)
     if np.isfinite(theta1):
         cons = [s[i] >= cp.max(L[i] - theta1 * lam * C[i]) for i in range(N)]
     else:
         cons = [s[i] >= L[i][C[i] == 0].max() for i in range(N)]
-    if np.isinf(theta2):             # weights fixed at 1: the moment is automatic, alpha drops out
-        problem = cp.Problem(cp.Minimize(lam * rho + p @ s), cons)
-    else:
-        h = theta2 * lam
-        if divergence == "kl":      # t_i >= h exp((s_i - alpha) / h)
-            t = cp.Variable(N)
-            cons.append(cp.constraints.ExpCone(s - alpha, cp.hstack([h] * N), t))
-            objective = lam * rho + alpha + p @ t - h
-        else:                       # h phi*(v / h) = (v/2 + h)_+^2 / h - h
-            q, r = cp.Variable(N, nonneg=True), cp.Variable(N)
-            cons.append(q >= (s - alpha) / 2 + h)
-            cons += [cp.quad_over_lin(q[i], h) <= r[i] for i in range(N)]
-            objective = lam * rho + alpha + p @ r - h
-        problem = cp.Problem(cp.Minimize(objective), cons)
+    problem = cp.Problem(cp.Minimize(lam * rho + moment_terms(s, lam, p, theta2, divergence, cons)), cons)
     problem.solve(solver="CLARABEL")
     if problem.status != "optimal":
         raise RuntimeError(f"dual: {problem.status}")
     return float(problem.value)
+
+
+def moment_terms(s, lam, p: np.ndarray, theta2: float, divergence: str, cons: list):
+    """``min_alpha alpha + sum_i p_i h phi*((s_i - alpha) / h)`` (``h = theta2 lam``) as a cvxpy expression, its
+    cones appended to ``cons`` (note §2): KL ``t_i >= h exp((s_i - alpha)/h)``, term ``t_i - h``; chi-square
+    ``q_i >= (s_i - alpha)/2 + h``, ``q_i^2 / h <= r_i``, term ``r_i - h``; ``theta2 = inf``: ``sum_i p_i s_i`` (weights
+    fixed at 1, the moment automatic)."""
+    import cvxpy as cp
+    if np.isinf(theta2):
+        return p @ s
+    N = p.size
+    alpha, h = cp.Variable(), theta2 * lam
+    if divergence == "kl":
+        t = cp.Variable(N)
+        cons.append(cp.constraints.ExpCone(s - alpha, cp.hstack([h] * N), t))
+        return alpha + p @ t - h
+    q, r = cp.Variable(N, nonneg=True), cp.Variable(N)
+    cons.append(q >= (s - alpha) / 2 + h)
+    cons += [cp.quad_over_lin(q[i], h) <= r[i] for i in range(N)]
+    return alpha + p @ r - h
 
 
 def categorical_instance(seed: int = 0, n: int = 6, levels: Sequence[int] = (3, 2),
@@ -145,20 +151,7 @@ def mot_training_value(X_num, Z, levels, y, *, task: str, loss: str, loss_param=
             cons.append(lip <= theta1 * lam * kappa)
     else:
         cons = [losses <= s[sc["idx"]]]
-    if np.isinf(theta2):
-        objective = lam * rho + p @ s
-    else:
-        alpha, h = cp.Variable(), theta2 * lam
-        if divergence == "kl":
-            t = cp.Variable(N)
-            cons.append(cp.constraints.ExpCone(s - alpha, cp.hstack([h] * N), t))
-            objective = lam * rho + alpha + p @ t - h
-        else:
-            q, r = cp.Variable(N, nonneg=True), cp.Variable(N)
-            cons.append(q >= (s - alpha) / 2 + h)
-            cons += [cp.quad_over_lin(q[i], h) <= r[i] for i in range(N)]
-            objective = lam * rho + alpha + p @ r - h
-    problem = cp.Problem(cp.Minimize(objective), cons)
+    problem = cp.Problem(cp.Minimize(lam * rho + moment_terms(s, lam, p, theta2, divergence, cons)), cons)
     problem.solve(solver="CLARABEL")
     if problem.status != "optimal":
         raise RuntimeError(f"training: {problem.status}")
