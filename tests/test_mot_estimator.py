@@ -136,8 +136,6 @@ def test_errors_are_named():
     with pytest.raises(dk.ParameterError, match="method='mot' fits an OT-with-moment set"):
         dk.DROClassifier(ambiguity=dk.Wasserstein(radius=0.1), method="mot").fit(X, y)
     model = dk.DROClassifier(ambiguity=amb).fit(X, y)
-    with pytest.raises(dk.ParameterError, match="not available yet"):
-        dk.worst_case(model, X, y)
     with pytest.raises(dk.ParameterError, match="squared cost"):
         dk.stability(model, X, y, risk=1.0, ambiguity=amb)
     three = np.asarray(y).copy()
@@ -173,3 +171,43 @@ def test_progress_lines_and_the_solver_record():
                                  max_configurations=1).fit(_frame(X_num, Z), y)
     assert "mot round 1:" in err.getvalue()
     assert len(model.result_.attempts) >= model.result_.iterations >= 2
+
+
+
+@pytest.mark.parametrize("divergence", ["kl", "chi2"])
+@pytest.mark.parametrize("theta1, theta2", [(1.0, 1.0), (0.5, 2.0), (np.inf, 1.0), (1.0, np.inf)])
+def test_worst_case_distribution_attains_the_fits_objective(divergence, theta1, theta2):
+    """dk.worst_case of a MOT-DRO model on its training data: the value is the fit's objective, the atoms are a
+    distribution (masses p_n w_n, total 1) whose expected loss equals the value and which spends exactly the budget
+    (theta1 sum mass cost + theta2 sum p phi(w)) when the multiplier is positive (spec §3: the kink split)."""
+    from drokit.evaluation.mot_worst_case_distribution import divergence_value
+    _, Z, y = bf.random_instance(12, 25, 0, LEVELS, "classification")
+    X = _frame(np.zeros((len(y), 1)), Z)[["c", "d"]]
+    metric = dk.GroundMetric(categorical=dk.MismatchCost(weights=DELTA), label=dk.LabelCost(kappa=1.5))
+    amb = dk.OTMoment(metric, theta1=theta1, theta2=theta2, divergence=divergence, radius=0.2)
+    model = dk.DROClassifier(ambiguity=amb).fit(X, y)
+    wc = dk.worst_case(model, X, y)
+    assert wc.value == pytest.approx(model.result_.objective, rel=1e-7)
+    atoms = wc.atoms
+    assert atoms["mass"].sum() == pytest.approx(1.0, abs=1e-9)
+    assert atoms["mass"] @ atoms["loss"] == pytest.approx(wc.value, rel=1e-6)
+    assert wc.lower_bound == pytest.approx(wc.value, rel=1e-6) and wc.attained
+    # the weight of each sample (its atoms' mass over p_n = 1/N) and the budget spent
+    w = atoms.groupby("sample")["mass"].sum().reindex(range(len(y)), fill_value=0.0).to_numpy() * len(y)
+    spent = (theta1 * float(atoms["mass"] @ atoms["cost"]) if np.isfinite(theta1) else 0.0) + \
+        (theta2 * float(np.mean(divergence_value(w, divergence))) if np.isfinite(theta2) else 0.0)
+    assert spent == pytest.approx(0.2, abs=1e-6) and wc.budget_used == pytest.approx(spent, abs=1e-9)
+    if np.isinf(theta1):
+        assert not atoms["flipped"].any() and (atoms["n_changed"] == 0).all()      # reweighting only
+    if np.isinf(theta2):
+        assert np.allclose(w, 1.0)                                                  # moves only
+
+
+def test_worst_case_on_other_data_and_the_squared_cost_with_numerical_moves():
+    X_num, Z, y = bf.random_instance(13, 40, 1, LEVELS, "classification")
+    X = _frame(X_num, Z)
+    model = dk.DROClassifier(ambiguity=dk.OTMoment(_metric(1.5), radius=0.1, exponent=1)).fit(X.iloc[:30], y[:30])
+    test = dk.worst_case(model, X.iloc[30:], y[30:])
+    assert test.nominal_risk <= test.value and test.atoms["mass"].sum() == pytest.approx(1.0, abs=1e-9)
+    with pytest.raises(dk.ParameterError, match="exponent=1"):
+        dk.worst_case(model, X, y, ambiguity=dk.OTMoment(_metric(1.5), radius=0.1))

@@ -26,6 +26,9 @@ class FittedBinding(NamedTuple):
     intercept: float
     coef: np.ndarray
     classes: Optional[np.ndarray]
+    #: an OT-with-moment set (MOT-DRO): ``(rho, theta1, theta2, divergence)``; ``inst`` then carries its ground
+    #: metric ``d`` and the budget ``rho`` as its radius
+    moment: Optional[tuple] = None
 
 
 def bind_fitted_model(model, X, y, ambiguity=None, *, schema: Optional[FeatureSchema] = None, loss=None,
@@ -132,6 +135,28 @@ def bind_fitted_model(model, X, y, ambiguity=None, *, schema: Optional[FeatureSc
             _, classes = encode_binary_labels(y, n_rows)
     elif y is None:
         raise DataError(f"y is required: the {where} risk is of the loss on (X, y)")
+    problem, moment = _moment_parts(problem)
     inst = problem.bind(X, y, schema=schema, handle_unknown=handle_unknown, classes=classes,
                         sample_weight=sample_weight)
-    return FittedBinding(inst, intercept, coef, classes)
+    if moment is not None:
+        from .mot_problem import mot_instance
+        mot_instance(inst, *moment[1:])                  # the squared numerical cost with numerical moves: refused
+        moment = moment[:4]
+    return FittedBinding(inst, intercept, coef, classes, moment)
+
+
+def _moment_parts(problem):
+    """``(problem, None)``, or for an :class:`~drokit.OTMoment` set the problem with the Wasserstein ball of the set's
+    metric and budget (the instance's data, metric and radius) and ``(rho, theta1, theta2, divergence, exponent)``."""
+    import copy
+
+    from ..ambiguity.ot_moment import OTMoment
+    from ..ambiguity.wasserstein import Wasserstein
+    from ..params import component
+    ambiguity = component(problem, "ambiguity")
+    if not isinstance(ambiguity, OTMoment):
+        return problem, None
+    metric, rho, theta1, theta2, divergence, exponent = ambiguity.training_parts()
+    ball = copy.copy(problem)
+    ball.ambiguity = Wasserstein(metric, radius=rho)
+    return ball, (rho, theta1, theta2, divergence, exponent)

@@ -135,9 +135,8 @@ class Problem:
             schema = FeatureSchema.infer(X, categorical_features, categories)
         amb = self.resolved_ambiguity(X, y, schema, sample_weight)
         if isinstance(amb, OTMoment):
-            raise ParameterError("an OTMoment set is fitted through Problem.compile / the estimators (MOT-DRO); "
-                                 "evaluating a fixed model under it (dk.worst_case) is not available yet: the "
-                                 "weights of its worst case at the training data are in result_.auxiliary['weights']")
+            raise ParameterError("an OTMoment set binds through Problem.compile / the estimators (MOT-DRO, a "
+                                 "MOTInstance); dk.worst_case(model, X, y) evaluates a fitted model under it")
         radius = amb.validated_radius()
         metric = amb.validated_metric()
         data = schema.transform(X, handle_unknown=handle_unknown)

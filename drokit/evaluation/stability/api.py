@@ -143,7 +143,7 @@ class BoundModel:
 
     def _frame(self, design_rows: np.ndarray, samples: np.ndarray):
         import pandas as pd
-        from ..worst_case_distribution import take_levels
+        from ..worst_case_result import take_levels
         if self.inst is None:
             return pd.DataFrame(design_rows, columns=self.feature_names)
         schema = self.inst.schema
@@ -170,7 +170,7 @@ def bind_model(model, X, y, ambiguity: OTMoment, *, loss=None, schema=None, step
     if type(model).__name__ == "MLPClassifier":
         return _bind_mlp(model, X, y, metric, schema, loss, steps)
     if isinstance(model, DROLinearModel):
-        inst, intercept, coef, classes = bind_fitted_model(model, X, y, ball, where=where)
+        inst, intercept, coef, classes, _ = bind_fitted_model(model, X, y, ball, where=where)
         # an adversarially trained model's risk is of its plain loss (the attack is a training device)
         stability_loss = resolve_stability_loss(loss) if loss is not None else getattr(inst.loss, "inner", inst.loss)
     elif hasattr(model, "coef_") and hasattr(model, "intercept_"):
@@ -184,7 +184,7 @@ def bind_model(model, X, y, ambiguity: OTMoment, *, loss=None, schema=None, step
         _check_task(model, stability_loss)
         if schema is None:
             schema = FeatureSchema.infer(check_array_2d(X))
-        inst, intercept, coef, classes = bind_fitted_model(model, X, y, ball, schema=schema, loss=stability_loss,
+        inst, intercept, coef, classes, _ = bind_fitted_model(model, X, y, ball, schema=schema, loss=stability_loss,
                                                            where=where)
     else:
         raise TypeError(f"model must be a fitted drokit estimator, a fitted scikit-learn linear model, a "

@@ -130,7 +130,7 @@ class LinearModelAdversary(Adversary):
     def points(self, choice, samples):
         """The moved points (the user's feature columns, the label as ``y``) of ``samples``."""
         import pandas as pd
-        from ..worst_case_distribution import take_levels
+        from ..worst_case_result import take_levels
 
         k_all, v_all = choice
         samples = np.asarray(samples, dtype=int)

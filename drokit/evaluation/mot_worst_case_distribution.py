@@ -1,0 +1,106 @@
+"""Worst-case risk AND a worst-case distribution of a fixed model under optimal transport with a moment constraint
+(MOT-DRO; ``spec/mot-dro-training.md`` §3).
+
+At the optimal multipliers ``(lambda*, alpha*)`` of the dual (:func:`drokit.certificates.mot_worst_case.mot_worst_case`)
+sample ``n`` sends its mass ``p_n`` to a maximizer ``k_n`` of ``l_k - lambda* theta1 c_k`` with the weight
+``w_n = (phi*)'((S_n - alpha*) / h)`` (``h = lambda* theta2``; KL ``exp((S_n - alpha*)/h)``, chi-square
+``((S_n - alpha*)/(2h) + 1)_+``), so the effective distribution ``Q~ = sum_n p_n w_n delta_(xi_k_n)`` has total mass
+``sum_n p_n w_n = 1``.  By the Lagrangian at those inner maximizers,
+
+    R(beta) = E_Q~[l] + lambda* (rho - theta1 sum_n p_n w_n c_k_n - theta2 sum_n p_n phi(w_n)),
+
+so ``Q~`` attains ``R`` when the budget binds.  The optimal ``lambda*`` is typically a kink of the piecewise-linear
+``S_n(lambda theta1)``, where some samples have two maximizers, one of higher cost (chosen just left of the kink) and
+one of lower cost (just right of it); their weights are the same (``S_n`` ties).  Optimality in ``lambda`` puts
+``rho`` between the two budgets (``0`` is in the subdifferential ``[rho - spent_left, rho - spent_right]``), so a split
+``t`` of those samples' mass, ``t`` on the left rows and ``1 - t`` on the right ones, spends exactly ``rho``: the
+distribution returned, with at most ``2 N`` atoms, attains ``R(beta)`` (up to the search's accuracy in ``lambda``).
+When ``lambda* theta1`` sits at the dual-norm floor of the numerical moves and the budget does not bind, the rest is
+spent in the limit by moving numerical features (as for the Wasserstein ball): ``attained = False``.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Optional
+
+import numpy as np
+
+from ..certificates.mot_worst_case import mot_worst_case
+from ..instance import DROInstance
+from ..oracles import make_oracle
+from ..oracles.enumeration import enumerate_configurations
+from ..oracles.rows import concat_rows, row_losses, take_rows
+from .worst_case_result import WorstCaseResult, assemble_result
+
+#: relative step in ``lambda`` on either side of the optimum that picks each tied sample's left / right maximizer
+KINK_STEP = 1e-7
+
+
+def divergence_value(w: np.ndarray, divergence: str) -> np.ndarray:
+    """``phi(w)``: KL ``w log w - w + 1`` (``1`` at ``w = 0``), chi-square ``(w - 1)^2``."""
+    if divergence == "kl":
+        safe = np.where(w > 0, w, 1.0)
+        return np.where(w > 0, w * np.log(safe) - w + 1.0, 1.0)
+    return (w - 1.0) ** 2
+
+
+def mot_worst_case_from_instance(inst: DROInstance, intercept: float, coef: np.ndarray, *, rho: float, theta1: float,
+                                 theta2: float, divergence: str, classes: Optional[np.ndarray] = None
+                                 ) -> WorstCaseResult:
+    """The worst-case risk and distribution of the module docstring (``inst``: the data, loss and ground metric ``d``;
+    the budget is ``rho``).  The atoms' ``mass`` is ``p_n w_n`` (times the split); ``cost`` the transport cost ``d``."""
+    t0 = time.perf_counter()
+    inst = inst.evaluated_at(coef)
+    coef = np.asarray(coef, dtype=float).ravel()
+    oracle = None if np.isinf(theta1) else make_oracle(inst, "auto")
+    worst = mot_worst_case(inst, oracle, intercept, coef, rho=rho, theta1=theta1, theta2=theta2,
+                           divergence=divergence)
+    nominal = enumerate_configurations(inst, nominal_only=True)
+    nominal_risk = float(inst.p @ row_losses(inst, nominal, intercept, coef))
+    p, w = inst.p, worst.weight
+    notes = [f"MOT-DRO (theta1 = {theta1:g}, theta2 = {theta2:g}, {divergence}): mass = p_n w_n, weights of mean 1"]
+    fixed = divergence_value(w, divergence) @ p * theta2 if np.isfinite(theta2) else 0.0
+    rows, mass = worst.rows, p * w
+    attained = True
+    if oracle is not None and np.isfinite(worst.lam) and worst.lam > 0:
+        zeros = np.zeros(inst.n_samples)
+        left = oracle.separate(intercept, coef, worst.lam * (1.0 - KINK_STEP) * theta1, zeros).rows
+        right = oracle.separate(intercept, coef, worst.lam * (1.0 + KINK_STEP) * theta1, zeros).rows
+        spent_left = theta1 * float(mass @ left.cost) + fixed
+        spent_right = theta1 * float(mass @ right.cost) + fixed
+        if spent_left > spent_right:
+            t = float(np.clip((rho - spent_right) / (spent_left - spent_right), 0.0, 1.0))
+            rows = concat_rows([left, right])
+            mass = np.concatenate([t * p * w, (1.0 - t) * p * w])
+            keep = mass > 0
+            rows, mass = take_rows(rows, np.flatnonzero(keep)), mass[keep]
+        else:
+            rows = right
+        spent = theta1 * float(mass @ rows.cost) + fixed
+        floor = worst.lam * theta1 <= (1.0 + 1e-9) * _floor(inst, coef)
+        if floor and spent < rho * (1.0 - 1e-9):
+            attained = False
+            notes.append(f"lambda theta1 is at the dual-norm floor and the moves spend {spent:.6g} of {rho:.6g}: "
+                         f"the rest is spent in the limit by moving numerical features")
+    losses = row_losses(inst, rows, intercept, coef)
+    costs = rows.cost
+    spent = (theta1 * float(mass @ costs) if np.isfinite(theta1) else 0.0) + fixed
+    lam = worst.lam if np.isfinite(worst.lam) else 0.0
+    lower = float(mass @ losses) + lam * (rho - spent)       # the Lagrangian identity: = value when it binds
+    result = assemble_result(inst, classes, value=worst.value, nominal_risk=nominal_risk, lam=worst.lam,
+                             lam_min=_floor(inst, coef) / theta1 if np.isfinite(theta1) else 0.0, rows=rows,
+                             mass=mass, losses=losses, costs=costs, lower=min(lower, worst.value), limit=None,
+                             method="oracle" if oracle is not None else "nominal", evaluations=0,
+                             elapsed=time.perf_counter() - t0, notes=notes, radius=rho)
+    result.attained = attained
+    result.budget_used = float(spent)
+    return result
+
+
+def _floor(inst: DROInstance, coef: np.ndarray) -> float:
+    from ..oracles.rows import lambda_floor
+    return lambda_floor(inst, coef)
+
+
+__all__ = ["mot_worst_case_from_instance", "divergence_value", "KINK_STEP"]
