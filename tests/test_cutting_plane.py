@@ -119,21 +119,16 @@ def test_auto_picks_cutting_plane_above_the_monolithic_limit():
     assert res.status == "optimal" and res.relative_gap <= 1e-6
 
 
-def test_auto_picks_the_box_lp_for_small_piecewise_affine_problems(monkeypatch):
-    """Hinge with p = 1: auto takes the exact box LP up to BOX_AUTO_LIMIT rows, the cutting plane above;
-    both reach the same optimum."""
-    import drokit.methods.box as box_method
+def test_auto_takes_the_cutting_plane_and_the_box_lp_on_request():
+    """Hinge with p = 1: auto takes the cutting plane (the box LP's certificate cost more than the cutting plane's whole
+    fit on the sun2025 data: drokit/methods/box.py); method="box" gives the same optimum."""
     X, y = _three_categorical(300)
     prob = _problem(dk.losses.Hinge(), "classification", np.inf, 1, 1, radius=0.1)
-    box = prob.compile(X, y, categorical_features=[1, 2, 3])
-    assert box.method == "box" and "box LP applies" in box.method_reason
-    monkeypatch.setattr(box_method, "BOX_AUTO_LIMIT", 10)
     cp = prob.compile(X, y, categorical_features=[1, 2, 3])
     assert cp.method == "cutting_plane"
+    box = prob.compile(X, y, method="box", categorical_features=[1, 2, 3])
+    assert box.method == "box"
     assert box.solve().objective == pytest.approx(cp.solve().objective, rel=1e-6)
-    # the box LP does not apply to the logistic loss or to p != 1
-    assert _problem(dk.losses.Logistic(), "classification", np.inf, 1, 1, radius=0.1).compile(
-        X, y, categorical_features=[1, 2, 3]).method == "cutting_plane"
 
 
 def test_degenerate_optimum_constant_classifier_is_certified():

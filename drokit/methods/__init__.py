@@ -14,12 +14,11 @@ from .erm import compile_erm
 from .closed_form import compile_closed_form
 from .monolithic import MAX_CONFIGURATIONS, MONOLITHIC_AUTO_LIMIT, compile_monolithic
 from .cutting_plane import compile_cutting_plane, tangent_loss_with_structured_path
-from .box import BOX_AUTO_LIMIT, box_auto_rows
+from .box import box_auto_rows
 from . import graph, intersection, mot  # noqa: F401  (they register themselves)
 from .auto import choose_method, compile_instance, eligible_methods
 
 __all__ = ["Method", "AutoRule", "DRIVERS", "register_method", "unregister_method", "get_method", "method_names",
            "auto_rules", "describe_methods", "always_eligible", "refusal_of", "choose_method", "compile_instance",
            "eligible_methods", "compile_erm", "compile_closed_form", "compile_monolithic", "compile_cutting_plane",
-           "tangent_loss_with_structured_path", "box_auto_rows", "MAX_CONFIGURATIONS", "MONOLITHIC_AUTO_LIMIT",
-           "BOX_AUTO_LIMIT"]
+           "tangent_loss_with_structured_path", "box_auto_rows", "MAX_CONFIGURATIONS", "MONOLITHIC_AUTO_LIMIT"]

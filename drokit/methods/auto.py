@@ -3,8 +3,8 @@
 The built-in rules, in the order they are tried (``docs/method_selection.md`` gives the measurements behind them):
 radius 0 -> ``erm`` (10); a smooth loss compiled by tangents -> ``cutting_plane`` (20); no mutable categorical feature
 -> ``closed_form`` (30); at most :data:`~.monolithic.MONOLITHIC_AUTO_LIMIT` configuration rows -> ``monolithic`` (40);
-a piecewise-affine loss with ``p = 1`` and at most :data:`~.box.BOX_AUTO_LIMIT` box rows -> ``box`` (50); otherwise
-``cutting_plane`` (100).
+otherwise ``cutting_plane`` (100).  The box LP, the graph and the intersection / MOT methods of other bound instances
+have no rule for a single ball (``box``: see :mod:`.box`).
 """
 
 from __future__ import annotations
