@@ -30,7 +30,7 @@ from ..certificates.mot_worst_case import mot_worst_case
 from ..instance import DROInstance
 from ..oracles import make_oracle
 from ..oracles.enumeration import enumerate_configurations
-from ..oracles.rows import concat_rows, row_losses, take_rows
+from ..oracles.rows import concat_rows, lambda_floor, row_losses, take_rows
 from .worst_case_result import WorstCaseResult, assemble_result
 
 #: relative step in ``lambda`` on either side of the optimum that picks each tied sample's left / right maximizer
@@ -78,7 +78,7 @@ def mot_worst_case_from_instance(inst: DROInstance, intercept: float, coef: np.n
         else:
             rows = right
         spent = theta1 * float(mass @ rows.cost) + fixed
-        floor = worst.lam * theta1 <= (1.0 + 1e-9) * _floor(inst, coef)
+        floor = worst.lam * theta1 <= (1.0 + 1e-9) * lambda_floor(inst, coef)
         if floor and spent < rho * (1.0 - 1e-9):
             attained = False
             notes.append(f"lambda theta1 is at the dual-norm floor and the moves spend {spent:.6g} of {rho:.6g}: "
@@ -89,18 +89,13 @@ def mot_worst_case_from_instance(inst: DROInstance, intercept: float, coef: np.n
     lam = worst.lam if np.isfinite(worst.lam) else 0.0
     lower = float(mass @ losses) + lam * (rho - spent)       # the Lagrangian identity: = value when it binds
     result = assemble_result(inst, classes, value=worst.value, nominal_risk=nominal_risk, lam=worst.lam,
-                             lam_min=_floor(inst, coef) / theta1 if np.isfinite(theta1) else 0.0, rows=rows,
+                             lam_min=lambda_floor(inst, coef) / theta1 if np.isfinite(theta1) else 0.0, rows=rows,
                              mass=mass, losses=losses, costs=costs, lower=min(lower, worst.value), limit=None,
                              method="oracle" if oracle is not None else "nominal", evaluations=0,
                              elapsed=time.perf_counter() - t0, notes=notes, radius=rho)
     result.attained = attained
     result.budget_used = float(spent)
     return result
-
-
-def _floor(inst: DROInstance, coef: np.ndarray) -> float:
-    from ..oracles.rows import lambda_floor
-    return lambda_floor(inst, coef)
 
 
 __all__ = ["mot_worst_case_from_instance", "divergence_value", "KINK_STEP"]

@@ -35,14 +35,16 @@ def first_rows(inst: MOTInstance, max_configurations: int = MONOLITHIC_AUTO_LIMI
     return enumerate_configurations(training, nominal_only=True)
 
 
+def mot_program(inst: MOTInstance, rows):
+    """Program (D) of ``inst`` over ``rows`` (:func:`~drokit.reformulations.mot_dual.build_mot_program`)."""
+    return build_mot_program(inst.training, rows, rho=inst.radius, theta1=inst.theta1, theta2=inst.theta2,
+                             divergence=inst.divergence)
+
+
 def compile_mot(inst: MOTInstance, max_configurations: int = MONOLITHIC_AUTO_LIMIT) -> CompiledProgram:
     """The first program of the MOT-DRO cutting plane (built when first asked for); ``info["rows"]`` its rows."""
     rows = first_rows(inst, max_configurations)
-
-    def build():
-        return build_mot_program(inst.training, rows, rho=inst.radius, theta1=inst.theta1, theta2=inst.theta2,
-                                 divergence=inst.divergence)
-    return CompiledProgram(build, "mot", REASON, rows.size, info={"rows": rows})
+    return CompiledProgram(lambda: mot_program(inst, rows), "mot", REASON, rows.size, info={"rows": rows})
 
 
 MOT = register_method(

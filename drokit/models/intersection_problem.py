@@ -22,26 +22,20 @@ from ..losses.base import CLASSIFICATION
 from ..instance import IntersectionInstance
 from ..methods.intersection import program_arguments
 from ..reformulations.dual import CompiledProgram
+from .compiled_bound import CompiledBound
 from .result import FitResult
 
-class CompiledIntersection:
+class CompiledIntersection(CompiledBound):
     """The compiled problem of an :class:`~drokit.instance.IntersectionInstance` (the ``"intersection"`` driver of
     :mod:`drokit.methods.intersection`): :meth:`solve` fits and brackets the model."""
 
     def __init__(self, bound: IntersectionInstance, compiled: CompiledProgram, compile_time: float):
-        self.bound = bound
-        self.instance = bound.training
-        self.evaluation_instance = bound.training
+        super().__init__(bound, compiled, compile_time)
         self.X_aux, self.y_aux = bound.X_aux, bound.y_aux
         self.radius_aux = bound.radius_aux
         self.distance = bound.distance
         self.plan = bound.plan  # the optimal transport plan of the emptiness check (reused for the pairs)
-        self.compiled = compiled
-        self.method = compiled.method
-        self.method_reason = compiled.method_reason
         self._pairs_cache = None
-        self.compile_time = compile_time
-        self.program = None
 
     def _args(self):
         return program_arguments(self.bound)

@@ -30,8 +30,8 @@ from ..gaps import gap_scale
 from ..instance import MOTInstance
 from ..oracles import make_oracle
 from ..oracles.rows import concat_rows, take_rows, unique_rows
-from ..reformulations.dual import CompiledProgram
-from ..reformulations.mot_dual import build_mot_program
+from ..methods.mot import mot_program
+from .compiled_bound import CompiledBound
 from .result import FitResult
 
 #: relative gap at which the cutting plane stops (certified)
@@ -46,24 +46,9 @@ SOLVER_BOUND_RTOL = 1e-7
 VIOLATION_TOL = 1e-9
 
 
-class CompiledMOT:
+class CompiledMOT(CompiledBound):
     """The compiled problem of a :class:`~drokit.instance.MOTInstance` (the ``"mot"`` driver of
     :mod:`drokit.methods.mot`): :meth:`solve` fits and certifies the model."""
-
-    def __init__(self, bound: MOTInstance, compiled: CompiledProgram, compile_time: float):
-        self.bound = bound
-        self.instance = bound.training
-        self.evaluation_instance = bound.training
-        self.compiled = compiled
-        self.method = compiled.method
-        self.method_reason = compiled.method_reason
-        self.compile_time = compile_time
-        self.program = None
-
-    def _program(self, rows):
-        b = self.bound
-        return build_mot_program(b.training, rows, rho=b.radius, theta1=b.theta1, theta2=b.theta2,
-                                 divergence=b.divergence)
 
     def solve(self, solver: str = "clarabel", solver_options: Optional[Mapping[str, Any]] = None,
               on_inaccurate: str = "raise", verbose: Any = False,
@@ -91,7 +76,7 @@ class CompiledMOT:
         t0 = time.perf_counter()
         eval_time = 0.0
         for round_ in range(1, max_rounds + 1):
-            program = self._program(rows) if round_ > 1 or not self.compiled.is_built else self.compiled.program
+            program = self.compiled.program if round_ == 1 else mot_program(b, rows)
             solution = solve_with_retries(backend, program, options, verbose=control.solver_verbose,
                                           control=control, stage=f"master {round_}")
             if solution.status != OPTIMAL:

@@ -167,17 +167,18 @@ class Problem:
             return problem.compile(X, y, method, categorical_features=categorical_features,
                                    categories=categories, max_configurations=max_configurations,
                                    sample_weight=sample_weight)
-        if isinstance(self.resolved_ambiguity(), OTMoment):
+        ambiguity = self.resolved_ambiguity()
+        if isinstance(ambiguity, OTMoment):
             # optimal transport with a moment constraint binds to a MOTInstance, which the "mot" method compiles
             from .mot_problem import CompiledMOT, mot_instance
-            metric, rho, theta1, theta2, divergence, exponent = self.resolved_ambiguity().training_parts()
+            metric, rho, theta1, theta2, divergence, exponent = ambiguity.training_parts()
             ball = copy.copy(self)
             ball.ambiguity = Wasserstein(metric, radius=rho)     # the data bound with the set's metric d and budget
             training = ball.bind(X, y, categorical_features=categorical_features, categories=categories,
                                  sample_weight=sample_weight)
             bound = mot_instance(training, theta1, theta2, divergence, exponent)
             return CompiledMOT(bound, compile_instance(bound, method, max_configurations), time.perf_counter() - t0)
-        if isinstance(self.resolved_ambiguity(), Intersection):
+        if isinstance(ambiguity, Intersection):
             # two balls bind to an IntersectionInstance, which the registry's "intersection" method compiles
             from .intersection_problem import CompiledIntersection, bind_intersection
             bound = bind_intersection(self, X, y, categorical_features=categorical_features, categories=categories,
