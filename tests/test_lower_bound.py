@@ -283,7 +283,7 @@ def test_a_sympy_loss_fit_reports_a_finite_lower_bound_below_its_upper_bound():
 
 
 @pytest.mark.parametrize("density", [0.02, 0.3])
-def test_the_lagrangian_bounds_weighted_gram_in_both_regimes(density):
+def test_the_lagrangian_boundsweighted_gram_in_both_regimes(density):
     """``A' diag(w) A`` of the Lagrangian bound's repair: a sparse product for a wide one-hot design (2 % nonzero),
     dense rank-k updates otherwise, both equal to the product written out (zero weights included)."""
     import scipy.sparse as sp
@@ -293,5 +293,5 @@ def test_the_lagrangian_bounds_weighted_gram_in_both_regimes(density):
     dense = A.toarray()
     expected = dense.T @ (w[:, None] * dense)
     assert (A.nnz <= repair.SPARSE_GRAM_DENSITY * A.shape[0] * A.shape[1]) == (density < repair.SPARSE_GRAM_DENSITY)
-    np.testing.assert_allclose(repair._weighted_gram(A, w), expected, rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(repair._weighted_gram(dense, w), expected, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(repair.weighted_gram(A, w), expected, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(repair.weighted_gram(dense, w), expected, rtol=1e-12, atol=1e-12)

@@ -71,7 +71,7 @@ SMOOTH_BAND = 1e-3
 #: whole subdifferential there
 KINK_RTOL = 1e-7
 
-#: rows with less mass than this times their sample's ``p_n`` leave a dual point (:func:`_with_every_sample`)
+#: rows with less mass than this times their sample's ``p_n`` leave a dual point (:func:`with_every_sample`)
 MASS_DROP = 1e-15
 
 #: with a penalty, the split ``g_L = g_1 + g_2`` of the norm-priced columns (:func:`_budget_bound`) is searched
@@ -179,7 +179,7 @@ def lagrangian_bound(inst: DROInstance, rows: ConfigurationRows, mass: np.ndarra
     (module docstring)."""
     loss, attack_p, alpha = attacked_loss(inst)
     lo, hi = slope_domain(loss)
-    rows, mass, slopes, room = _with_every_sample(inst, rows, mass, slopes, room, lo, hi)
+    rows, mass, slopes, room = with_every_sample(inst, rows, mass, slopes, room, lo, hi)
     sigma, shift = inst.row_signs(rows.sample, rows.flip)
     A = row_matrix(inst, rows)
     free, limited = column_roles(inst)
@@ -315,7 +315,7 @@ def initial_slopes(loss, u: np.ndarray):
     return 0.5 * (left + right), 0.5 * (right - left)
 
 
-def _with_every_sample(inst, rows, mass, slopes, room, lo, hi):
+def with_every_sample(inst, rows, mass, slopes, room, lo, hi):
     """Masses clipped at 0 and scaled to ``p_n`` per sample; a sample without mass gets its nominal row at
     slope 0 (a valid atom, contributing ``-p_n L*(0)``).  Rows whose mass is below :data:`MASS_DROP` ``p_n``
     are left out and their sample's masses scaled back to ``p_n`` (any masses summing to ``p_n`` make a valid

@@ -11,7 +11,7 @@ columns' current values where the rows allow):
 
 1. the slopes change by ``r_k sigma_k (A_C c)_k`` with room ``r_k`` to the slope domain's ends (:func:`slope_room`),
    ``c`` solving ``A_C^T diag(m r) A_C c = target - A_C^T (m alpha sigma)`` (valid when ``|A_C c| <= 1``:
-   :func:`_least_norm_step`, its Gram matrix by :func:`_weighted_gram`);
+   :func:`_least_norm_step`, its Gram matrix by :func:`weighted_gram`);
 2. else a bounded least-squares change by an active set that fixes each row at the end it reaches
    (:func:`_bounded_repair`);
 3. failing that, on up to :data:`BVLS_MAX_ROWS` rows, a bounded least-squares change in which every row may move back
@@ -41,7 +41,7 @@ BVLS_MAX_ROWS = 1_000
 #: its weight on the conditions against the size of the change (relative to the masses' scale)
 BVLS_WEIGHT = 1e6
 
-#: :func:`_weighted_gram` densifies a design of at most this many entries (256 MB)
+#: :func:`weighted_gram` densifies a design of at most this many entries (256 MB)
 DENSE_GRAM_LIMIT = 32_000_000
 
 #: ... unless at most this fraction of its entries are nonzero: a wide one-hot design, whose sparse product is cheaper
@@ -85,15 +85,24 @@ def repair_free_columns(A_C: sp.csr_matrix, target: np.ndarray, mass, sigma, slo
     if A_C.shape[1] == 0:
         return slopes
 
+    def residual(alpha) -> float:
+        return float(np.max(np.abs(A_C.T @ (mass * alpha * sigma) - target)))
+
     def met(alpha) -> bool:
-        residual = np.max(np.abs(A_C.T @ (mass * alpha * sigma) - target))
-        return residual <= RESIDUAL_RTOL * max(1.0, float(np.max(np.abs(mass * alpha), initial=0.0)))
+        return residual(alpha) <= RESIDUAL_RTOL * max(1.0, float(np.max(np.abs(mass * alpha), initial=0.0)))
 
     def refined(alpha):
         for _ in range(2):
             if met(alpha):
                 return alpha
             step = _least_norm_step(A_C, target, mass, sigma, alpha, slope_room(alpha, lo, hi), lo, hi)
+            if step is None or not met(step):
+                # near a singular Gram the least-norm step leaves the room or drops the directions that remain
+                # (lymphography, kappa = 1, radius 1e-4: 1.6e-12 left, a 1e-12 tolerance): an active-set pass
+                # from here, whichever leaves less
+                polish = _bounded_repair(A_C, target, mass, sigma, alpha, lo, hi)
+                if polish is not None and (step is None or residual(polish) < residual(step)):
+                    step = polish
             if step is None:
                 break
             alpha = step
@@ -137,7 +146,7 @@ def _bvls_repair(A_C, target, mass, sigma, alpha, lo, hi) -> Optional[np.ndarray
     return np.clip(a0 + res.x, lo, hi)
 
 
-def _weighted_gram(A: sp.csr_matrix, w: np.ndarray) -> np.ndarray:
+def weighted_gram(A: sp.csr_matrix, w: np.ndarray) -> np.ndarray:
     """``A' diag(w) A`` for ``w >= 0``: as ``X' X`` with ``X = diag(sqrt(w)) A`` dense when it fits in
     :data:`DENSE_GRAM_LIMIT` (one symmetric rank-k update; scipy.sparse's product of a 110,000-row design with few
     columns took 0.3 s of a 0.4 s bound), as the sparse product ``A' (diag(w) A)`` when ``A`` is sparse with at most
@@ -161,7 +170,7 @@ def _least_norm_step(A_C, target, mass, sigma, alpha, room, lo, hi) -> Optional[
     g = A_C.T @ (mass * alpha * sigma) - target
     if not np.any(g):
         return alpha
-    gram = _weighted_gram(A_C, mass * room)
+    gram = weighted_gram(A_C, mass * room)
     if not (np.all(np.isfinite(gram)) and np.all(np.isfinite(g))):
         return None
     try:
