@@ -25,7 +25,8 @@ losses           drokit.losses: Logistic, Hinge, SmoothHinge, Huber, Pinball, Ep
 ambiguity sets   CalibratedWasserstein (metric calibrated at fit, sun2025 §3; AmbiguitySet: protocol for sets
                  built on the training data), Wasserstein (center=(X_aux, y_aux) for a ball around auxiliary data), Intersection (ball & ball:
                  selvi2025 Thm 11 static program, an upper bound with a finite-support lower bound),
-                 OTMoment (optimal transport with a moment constraint, blanchet2024)
+                 OTMoment (optimal transport with a moment constraint, blanchet2024); its phi-divergence sets
+                 KLBall, ChiSquareBall, CVaRSet (divergences.KL / ChiSquare / CVaR)
 estimators       DROClassifier, DRORegressor (fit(X, y, sample_weight=)); AuxiliaryMixture (training + weighted
                  auxiliary data: the ARO + Aux baseline)
 problems         Problem -> CompiledProblem (.program, .solve(), .to_cvxpy(), .to_picos()) -> FitResult
@@ -48,7 +49,8 @@ errors           DrokitError, ParameterError, DataError, ProblemTooLargeError, S
 """
 
 from . import conic, datasets, evaluation, losses, methods, model_selection, solvers
-from .ambiguity import AmbiguitySet, CalibratedWasserstein, Intersection, OTMoment, Wasserstein
+from .ambiguity import (AmbiguitySet, CalibratedWasserstein, ChiSquareBall, CVaRSet, Intersection, KLBall, OTMoment,
+                        Wasserstein, divergences)
 from .evaluation import (RobustnessReport, feature_stability, robustness_report, simulate_shift, stability,
                          stability_curve, worst_case, worst_case_value, worst_case_value_oracle)
 from .exceptions import (DataError, DrokitError, FitInterrupted, ParameterError, ProblemTooLargeError, SolverError,
@@ -60,7 +62,7 @@ from .models import AuxiliaryMixture, CompiledProblem, DROClassifier, DRORegress
 
 __version__ = "0.1.0"
 
-__all__ = ["GroundMetric", "NormCost", "MismatchCost", "OrdinalCost", "CategoricalCost", "LabelCost", "radius_from_theta", "Wasserstein", "Intersection", "AmbiguitySet", "CalibratedWasserstein", "OTMoment", "AuxiliaryMixture",
+__all__ = ["GroundMetric", "NormCost", "MismatchCost", "OrdinalCost", "CategoricalCost", "LabelCost", "radius_from_theta", "Wasserstein", "Intersection", "AmbiguitySet", "CalibratedWasserstein", "OTMoment", "KLBall", "ChiSquareBall", "CVaRSet", "divergences", "AuxiliaryMixture",
            "wasserstein_distance", "rule_of_thumb_radius", "auxiliary_radius",
            "stability", "feature_stability", "stability_curve",
            "losses", "DROClassifier", "DRORegressor", "Problem", "CompiledProblem", "FitResult",

@@ -248,7 +248,8 @@ class MOTInstance(_OnTraining):
     """Optimal transport with a moment constraint bound to data (MOT-DRO, ``spec/mot-dro-training.md``): the training
     instance (its loss, ground metric ``d`` with the numerical norm not squared, encoded samples, and as its radius
     the budget ``rho``) and the set's weights: ``theta1`` on the transport ``w d``, ``theta2`` on the divergence
-    ``phi(w)`` of the reweighting (``"kl"`` or ``"chi2"``), either ``inf`` (blanchet2024 (2.1), Remark 2)."""
+    ``phi(w)`` of the reweighting (a :class:`~drokit.ambiguity.divergences.Divergence`: KL, chi-square or CVaR's bound),
+    either ``inf`` (blanchet2024 (2.1), Remark 2)."""
 
     #: the ambiguity set a method of :mod:`drokit.methods` fits on this kind of bound instance, in words
     KIND = "an OT-with-moment set (OTMoment)"
@@ -256,7 +257,7 @@ class MOTInstance(_OnTraining):
     training: DROInstance
     theta1: float
     theta2: float
-    divergence: str
+    divergence: object
 
 
 #: what a method of :mod:`drokit.methods` compiles: a problem bound to data, by the kind of its ambiguity set

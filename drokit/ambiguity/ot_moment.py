@@ -11,7 +11,8 @@ Samples live in the lifted space ``(z, w)``: ``z`` the data point, ``w >= 0`` it
   drokit's per-feature mismatch cost ``D`` on categorical features and the label cost (``inf`` by
   default: labels never move, as in the paper);
 * ``phi`` is the divergence of the reweighting: KL ``phi(t) = t log t - t + 1`` or chi-square
-  ``phi(t) = (t - 1)^2``;
+  ``phi(t) = (t - 1)^2`` (the stability criterion's two); fits also take CVaR's likelihood-ratio bound
+  ``t <= 1 / level`` (:mod:`.divergences`);
 * ``theta1`` prices data corruption (moving samples), ``theta2`` sub-population shift (reweighting);
   ``theta1 = inf`` is pure reweighting, ``theta2 = inf`` pure corruption (blanchet2024 Remark 2).
   The paper ties them by ``1/theta1 + 1/theta2 = C`` with ``C = 5`` (:meth:`OTMoment.from_budget_split`).
@@ -25,6 +26,7 @@ from ..exceptions import ParameterError
 from ..metrics.costs import LabelCost, MismatchCost, NormCost
 from ..metrics.ground import GroundMetric
 from ..params import ParamsMixin, component, nonnegative_real, real_number
+from .divergences import get_divergence
 
 DIVERGENCES = ("kl", "chi2")
 
@@ -58,8 +60,9 @@ class OTMoment(ParamsMixin):
         Weight of data corruption (``w d``), ``> 0``; ``np.inf``: samples never move.
     theta2 : float
         Weight of the reweighting divergence ``phi(w)``, ``> 0``; ``np.inf``: weights stay 1.
-    divergence : {"kl", "chi2"}
-        ``"kl"`` or ``"chi2"``.
+    divergence : {"kl", "chi2"} or drokit.divergences.Divergence
+        ``"kl"`` or ``"chi2"``, or a divergence object (:mod:`drokit.ambiguity.divergences`): ``dk.divergences.KL()``,
+        ``ChiSquare()`` or, for fits only, ``CVaR(level)`` (weights at most ``1 / level``).
     radius : float or None
         The budget ``rho >= 0`` of the set ``{Q : M_c(Q, P_N) <= rho}`` a model is fitted on (MOT-DRO training);
         ``None`` (default) for :func:`drokit.stability`, which finds the budget itself.
@@ -121,15 +124,23 @@ class OTMoment(ParamsMixin):
 
     # ------------------------------------------------------------ validation
     def validated(self) -> tuple:
-        """``(theta1, theta2, divergence)`` checked: positive, not both infinite, a known divergence."""
+        """``(theta1, theta2, divergence)`` checked for :func:`drokit.stability`: positive, not both infinite, KL or
+        chi-square (by name)."""
+        theta1, theta2, divergence = self._validated_parts()
+        if divergence.name not in DIVERGENCES:
+            raise ParameterError(f"dk.stability evaluates an OTMoment set with the divergence 'kl' or 'chi2', got "
+                                 f"{self.divergence!r} (the CVaR bound is for fits: DROClassifier(ambiguity=...))")
+        return theta1, theta2, divergence.name
+
+    def _validated_parts(self) -> tuple:
         theta1, theta2 = positive_theta(self.theta1, "theta1"), positive_theta(self.theta2, "theta2")
         if np.isinf(theta1) and np.isinf(theta2):
             raise ParameterError("OTMoment theta1 and theta2 are both inf: nothing can be perturbed "
                                  "(set at least one finite)")
-        divergence = str(self.divergence).lower()
-        if divergence not in DIVERGENCES:
-            raise ParameterError(f"OTMoment divergence must be one of {list(DIVERGENCES)}, "
-                                 f"got {self.divergence!r}")
+        try:
+            divergence = get_divergence(self.divergence)
+        except ParameterError as exc:
+            raise ParameterError(f"OTMoment {exc}") from None
         return theta1, theta2, divergence
 
     def validated_exponent(self) -> int:
@@ -147,8 +158,9 @@ class OTMoment(ParamsMixin):
         return metric
 
     def training_parts(self) -> tuple:
-        """``(metric, rho, theta1, theta2, divergence, exponent)`` of a fit (MOT-DRO), checked: a radius is needed."""
-        theta1, theta2, divergence = self.validated()
+        """``(metric, rho, theta1, theta2, divergence, exponent)`` of a fit (MOT-DRO), checked: a radius is needed;
+        ``divergence`` a :class:`~drokit.ambiguity.divergences.Divergence`."""
+        theta1, theta2, divergence = self._validated_parts()
         if self.radius is None:
             raise ParameterError("an OTMoment set needs a radius to be fitted: the budget rho of "
                                  "{Q : M_c(Q, P_N) <= rho} (dk.stability uses the set without one)")

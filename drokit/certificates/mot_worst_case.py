@@ -8,12 +8,13 @@ and (2.1), with drokit's mixed ground metric ``d``), the worst-case risk of the 
     G(lambda) = lambda rho + min_alpha [ alpha + sum_i p_i h phi*((S_i(lambda theta1) - alpha) / h) ],   h = lambda theta2,
 
 with ``S_i(mu) = max_k l_k - mu c_k`` the Wasserstein separation value of sample ``i`` (the oracle's, at ``s = 0``),
-``phi*`` the conjugate of KL (``exp(u) - 1``) or chi-square (``((u/2 + 1)_+)^2 - 1``) and ``lambda_min`` the
-dual-norm floor of the numerical moves divided by ``theta1``.  The inner minimum over ``alpha`` is explicit:
+``phi*`` the conjugate of the divergence and ``lambda_min`` the dual-norm floor of the numerical moves divided by
+``theta1``.  The inner minimum over ``alpha`` is explicit (:mod:`drokit.ambiguity.divergences`):
 
 * KL: ``alpha* = h log sum_i p_i exp(S_i / h)`` and the bracket equals ``alpha*`` (note (D-KL));
 * chi-square: ``alpha*`` solves ``sum_i p_i ((S_i - alpha) / (2h) + 1)_+ = 1``, found exactly by sorting the
-  ``S_i`` (blanchet2024 (A.3), sign corrected in its note).
+  ``S_i`` (blanchet2024 (A.3), sign corrected in its note);
+* CVaR at level ``a``: the bracket is ``CVaR_a(S)`` whatever ``h`` (Rockafellar and Uryasev 2000), by sorting.
 
 ``theta1 = inf``: no sample moves, ``S_i`` is the nominal loss; ``theta2 = inf``: the weights stay 1 and ``G`` is
 the Wasserstein function ``lambda rho + sum_i p_i S_i(lambda theta1)``.  ``G`` is convex in ``lambda`` (a partial
@@ -33,14 +34,14 @@ from typing import Callable, Tuple
 
 import numpy as np
 from scipy.optimize import minimize_scalar
-from scipy.special import logsumexp
 
+from ..ambiguity.divergences import ChiSquare, Divergence, KL, get_divergence
 from ..exceptions import ParameterError
 from ..instance import DROInstance
 from ..oracles.enumeration import ConfigurationRows, enumerate_configurations
 from ..oracles.rows import lambda_floor, row_losses
 
-DIVERGENCES = ("kl", "chi2")
+DIVERGENCES = ("kl", "chi2", "cvar")
 #: relative tolerance of the scalar search in ``lambda``
 LAMBDA_RTOL = 1e-10
 
@@ -63,8 +64,8 @@ class MOTWorstCase:
 def kl_moment(S: np.ndarray, p: np.ndarray, h: float) -> Tuple[float, np.ndarray]:
     """``(alpha*, w)`` for KL: ``alpha* = h log sum_i p_i exp(S_i / h)``, ``w_i = exp((S_i - alpha*) / h)``; the bracket
     ``min_alpha alpha + sum_i p_i h (exp((S_i - alpha)/h) - 1)`` equals ``alpha*``."""
-    alpha = float(h * logsumexp(S / h, b=p))
-    return alpha, np.exp((S - alpha) / h)
+    alpha, _, w = KL().aggregate(S, p, h)
+    return alpha, w
 
 
 def chi2_moment(S: np.ndarray, p: np.ndarray, h: float) -> Tuple[float, np.ndarray, float]:
@@ -72,26 +73,16 @@ def chi2_moment(S: np.ndarray, p: np.ndarray, h: float) -> Tuple[float, np.ndarr
     (the active samples are those with the largest ``S_i``: sorted, the first ``k`` for which the root of the linear
     equation over them keeps exactly them active), ``w_i = ((S_i - alpha*)/(2h) + 1)_+`` and the bracket
     ``alpha* + sum_i p_i h (w_i^2 - 1)``."""
-    order = np.argsort(-S, kind="stable")
-    s_sorted, p_sorted = S[order], p[order]
-    mass = np.cumsum(p_sorted)
-    weighted = np.cumsum(p_sorted * (s_sorted / (2.0 * h) + 1.0))
-    # with the top k active: alpha = 2h (weighted_k - 1) / mass_k; valid when S_(k) > alpha - 2h >= S_(k+1)
-    alpha_k = 2.0 * h * (weighted - 1.0) / mass
-    below = np.r_[s_sorted[1:], -np.inf]
-    valid = (s_sorted > alpha_k - 2.0 * h) & (below <= alpha_k - 2.0 * h)
-    k = int(np.flatnonzero(valid)[0]) if valid.any() else s_sorted.size - 1
-    alpha = float(alpha_k[k])
-    w = np.maximum((S - alpha) / (2.0 * h) + 1.0, 0.0)
-    return alpha, w, alpha + float(p @ (h * (w ** 2 - 1.0)))
+    total, alpha, w = ChiSquare().aggregate(S, p, h)
+    return alpha, w, total
 
 
 def mot_worst_case(inst: DROInstance, oracle, intercept: float, coef: np.ndarray, *, rho: float, theta1: float,
-                   theta2: float, divergence: str) -> MOTWorstCase:
+                   theta2: float, divergence) -> MOTWorstCase:
     """``R(beta)`` of the module docstring for the model ``(intercept, coef)``; ``inst`` the data, loss and ground metric
-    ``d`` (its radius is not used), ``oracle`` an exact separation oracle of ``inst`` (``None`` with ``theta1 = inf``)."""
-    if divergence not in DIVERGENCES:
-        raise ParameterError(f"divergence must be one of {list(DIVERGENCES)}, got {divergence!r}")
+    ``d`` (its radius is not used), ``oracle`` an exact separation oracle of ``inst`` (``None`` with ``theta1 = inf``),
+    ``divergence`` a :class:`~drokit.ambiguity.divergences.Divergence` or its name."""
+    divergence = get_divergence(divergence)
     if not (theta1 > 0 and theta2 > 0) or (np.isinf(theta1) and np.isinf(theta2)):
         raise ParameterError(f"theta1 and theta2 must be > 0 and not both inf, got {theta1!r}, {theta2!r}")
     if not (np.isfinite(rho) and rho >= 0):
@@ -119,7 +110,7 @@ def mot_worst_case(inst: DROInstance, oracle, intercept: float, coef: np.ndarray
         S, _ = separate(lam)
         return lam * rho + _bracket(S, p, lam, theta2, divergence)[0]
 
-    if rho == 0:                      # no budget: the nominal distribution (lambda -> inf, weights 1)
+    if rho == 0 and not divergence.free_reweighting:   # no budget: the nominal distribution (lambda -> inf, weights 1)
         S, rows = _nominal(inst, intercept, coef)
         return MOTWorstCase(float(p @ S), np.inf, np.nan, S, rows, np.ones(inst.n_samples))
     lam = _minimize(value, lam_min)
@@ -133,20 +124,16 @@ def _nominal(inst: DROInstance, intercept: float, coef: np.ndarray) -> Tuple[np.
     return row_losses(inst, rows, intercept, coef), rows
 
 
-def _bracket(S: np.ndarray, p: np.ndarray, lam: float, theta2: float, divergence: str):
+def _bracket(S: np.ndarray, p: np.ndarray, lam: float, theta2: float, divergence: Divergence):
     """``(min_alpha alpha + sum p h phi*((S - alpha)/h), alpha*, weights)`` at ``h = lam theta2``; with ``theta2 = inf``
-    (or ``lam = inf``) ``sum p S`` and weights 1; with ``h = 0`` the supremum ``max S`` (all mass on a top sample)."""
+    (or ``lam = inf``) ``sum p S`` and weights 1; with ``h = 0`` the supremum (:meth:`Divergence.supremum`: ``max S``,
+    all mass on a top sample, for KL and chi-square)."""
     if np.isinf(theta2):
         return float(p @ S), np.nan, np.ones_like(S)
     h = lam * theta2
     if h == 0:
-        top = S == S.max()
-        return float(S.max()), float(S.max()), np.where(top, 1.0 / p[top].sum(), 0.0)
-    if divergence == "kl":
-        alpha, w = kl_moment(S, p, h)
-        return alpha, alpha, w
-    alpha, w, total = chi2_moment(S, p, h)
-    return total, alpha, w
+        return divergence.supremum(S, p)
+    return divergence.aggregate(S, p, h)
 
 
 def _minimize(value: Callable[[float], float], lam_min: float) -> float:
@@ -166,8 +153,8 @@ def _minimize(value: Callable[[float], float], lam_min: float) -> float:
     result = minimize_scalar(value, bounds=(lo, hi), method="bounded",
                              options={"xatol": LAMBDA_RTOL * max(hi, 1e-12), "maxiter": 500})
     best = float(result.x)
-    # the search's end points are candidates too (a minimum at the floor)
-    return min((lam_min, best), key=value) if lam_min > 0 else best
+    # the search's end points are candidates too (a minimum at the floor; at 0 for CVaR without moves)
+    return min((lam_min, best), key=value)
 
 
 __all__ = ["MOTWorstCase", "mot_worst_case", "kl_moment", "chi2_moment", "DIVERGENCES"]

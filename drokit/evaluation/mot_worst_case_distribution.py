@@ -26,6 +26,7 @@ from typing import Optional
 
 import numpy as np
 
+from ..ambiguity.divergences import get_divergence
 from ..certificates.mot_worst_case import mot_worst_case
 from ..instance import DROInstance
 from ..oracles import make_oracle
@@ -37,20 +38,19 @@ from .worst_case_result import WorstCaseResult, assemble_result
 KINK_STEP = 1e-7
 
 
-def divergence_value(w: np.ndarray, divergence: str) -> np.ndarray:
-    """``phi(w)``: KL ``w log w - w + 1`` (``1`` at ``w = 0``), chi-square ``(w - 1)^2``."""
-    if divergence == "kl":
-        safe = np.where(w > 0, w, 1.0)
-        return np.where(w > 0, w * np.log(safe) - w + 1.0, 1.0)
-    return (w - 1.0) ** 2
+def divergence_value(w: np.ndarray, divergence) -> np.ndarray:
+    """``phi(w)`` (:meth:`drokit.ambiguity.divergences.Divergence.value`): KL ``w log w - w + 1`` (``1`` at ``w = 0``),
+    chi-square ``(w - 1)^2``, CVaR 0 within its weight bound."""
+    return get_divergence(divergence).value(w)
 
 
 def mot_worst_case_from_instance(inst: DROInstance, intercept: float, coef: np.ndarray, *, rho: float, theta1: float,
-                                 theta2: float, divergence: str, classes: Optional[np.ndarray] = None
+                                 theta2: float, divergence, classes: Optional[np.ndarray] = None
                                  ) -> WorstCaseResult:
     """The worst-case risk and distribution of the module docstring (``inst``: the data, loss and ground metric ``d``;
     the budget is ``rho``).  The atoms' ``mass`` is ``p_n w_n`` (times the split); ``cost`` the transport cost ``d``."""
     t0 = time.perf_counter()
+    divergence = get_divergence(divergence)
     inst = inst.evaluated_at(coef)
     coef = np.asarray(coef, dtype=float).ravel()
     oracle = None if np.isinf(theta1) else make_oracle(inst, "auto")
@@ -59,8 +59,8 @@ def mot_worst_case_from_instance(inst: DROInstance, intercept: float, coef: np.n
     nominal = enumerate_configurations(inst, nominal_only=True)
     nominal_risk = float(inst.p @ row_losses(inst, nominal, intercept, coef))
     p, w = inst.p, worst.weight
-    notes = [f"MOT-DRO (theta1 = {theta1:g}, theta2 = {theta2:g}, {divergence}): mass = p_n w_n, weights of mean 1"]
-    fixed = divergence_value(w, divergence) @ p * theta2 if np.isfinite(theta2) else 0.0
+    notes = [f"MOT-DRO (theta1 = {theta1:g}, theta2 = {theta2:g}, {divergence!r}): mass = p_n w_n, weights of mean 1"]
+    fixed = float(divergence.value(w) @ p) * theta2 if np.isfinite(theta2) and not divergence.free_reweighting else 0.0
     rows, mass = worst.rows, p * w
     attained = True
     if oracle is not None and np.isfinite(worst.lam) and worst.lam > 0:

@@ -24,6 +24,7 @@ from typing import Any, Mapping, Optional
 
 import numpy as np
 
+from ..ambiguity.divergences import get_divergence
 from ..certificates.mot_worst_case import mot_worst_case
 from ..exceptions import ParameterError, SolverError
 from ..gaps import gap_scale
@@ -142,7 +143,7 @@ class CompiledMOT(CompiledBound):
             n_enumeration_rows=int(rows.size), history=history, stop_reason=None if certified else stop,
             attempts=list(control.attempts),
             auxiliary={"lower_bound": {"source": "method", "rounds": len(history)}, "alpha": float(worst.alpha), "weights": np.asarray(worst.weight), "theta1": self.bound.theta1,
-                       "theta2": self.bound.theta2, "divergence": self.bound.divergence})
+                       "theta2": self.bound.theta2, "divergence": self.bound.divergence.name})
         if not certified:
             message = (f"MOT-DRO fit not certified ({stop}): optimum in [{lower:.9g}, {upper:.9g}]")
             if on_inaccurate != "warn":
@@ -160,7 +161,7 @@ def _unseen(inst, working, new) -> np.ndarray:
     return RowIndex(working, inst.n_samples, inst.schema.levels).unseen(new)
 
 
-def mot_instance(training, theta1: float, theta2: float, divergence: str, exponent: int) -> MOTInstance:
+def mot_instance(training, theta1: float, theta2: float, divergence, exponent: int) -> MOTInstance:
     """The bound MOT-DRO problem: ``training`` (the data bound with the set's ground metric and budget ``rho`` as its
     radius, :meth:`drokit.Problem.compile`) and the set's weights; numerical features that can move need the norm
     itself as their cost (``exponent=1``, spec §6)."""
@@ -168,4 +169,4 @@ def mot_instance(training, theta1: float, theta2: float, divergence: str, expone
         raise ParameterError("MOT-DRO training prices a numerical move by the norm itself, not its square "
                              "(spec/mot-dro-training.md §6): pass OTMoment(..., exponent=1), or make the numerical "
                              "features immutable (NormCost weights np.inf)")
-    return MOTInstance(training.fitting_view(), theta1, theta2, divergence)
+    return MOTInstance(training.fitting_view(), theta1, theta2, get_divergence(divergence))

@@ -12,7 +12,9 @@ over ``(beta, lambda, alpha, s)``, with ``phi*`` in conic form:
 
 * KL (``phi*(u) = exp(u) - 1``): ``t_n >= h exp((s_n - alpha) / h)``, one exponential cone per sample, term ``t_n - h``;
 * chi-square (``phi*(u) = ((u/2 + 1)_+)^2 - 1``): ``q_n >= 0``, ``q_n >= (s_n - alpha)/2 + h``, ``r_n h >= q_n^2`` (a
-  rotated second-order cone ``||(2 q_n, r_n - h)||_2 <= r_n + h``), term ``r_n - h``.
+  rotated second-order cone ``||(2 q_n, r_n - h)||_2 <= r_n + h``), term ``r_n - h``;
+* CVaR at level ``a`` (``phi*(u) = u_+ / a``): ``t_n >= 0``, ``t_n >= (s_n - alpha) / a``, term ``t_n`` (linear; the
+  divergences' module :mod:`drokit.ambiguity.divergences` writes each form).
 
 ``theta2 = inf`` (weights fixed at 1) drops ``alpha`` and the cones: the objective is ``lambda rho + sum_n p_n s_n``,
 the Wasserstein program of cost ``theta1 d``.  ``theta1 = inf`` (no sample moves): only the nominal rows (cost 0), no
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..ambiguity.divergences import Divergence, get_divergence
 from ..conic.builder import Affine, ProgramBuilder, linear_score
 from ..conic.program import ConicProgram
 from ..exceptions import ParameterError
@@ -32,15 +35,12 @@ from ..oracles.design import row_design
 from ..oracles.enumeration import ConfigurationRows
 from .dual import declare_parameters, expected, penalty_term
 
-DIVERGENCES = ("kl", "chi2")
-
-
 def build_mot_program(inst: DROInstance, rows: ConfigurationRows, *, rho: float, theta1: float, theta2: float,
-                      divergence: str) -> ConicProgram:
+                      divergence) -> ConicProgram:
     """Program (D) of the module docstring over ``rows`` (``inst`` the data, loss and ground metric ``d``; its own
-    radius is not used: the budget is ``rho``)."""
-    if divergence not in DIVERGENCES:
-        raise ParameterError(f"divergence must be one of {list(DIVERGENCES)}, got {divergence!r}")
+    radius is not used: the budget is ``rho``); ``divergence`` a :class:`~drokit.ambiguity.divergences.Divergence`
+    or its name."""
+    divergence = get_divergence(divergence)
     if not (theta1 > 0 and theta2 > 0) or (np.isinf(theta1) and np.isinf(theta2)):
         raise ParameterError(f"theta1 and theta2 must be > 0 and not both inf, got {theta1!r}, {theta2!r}")
     if np.isinf(theta1) and np.any(rows.cost > 0):
@@ -74,23 +74,16 @@ def _numerical_moves(pb: ProgramBuilder, inst: DROInstance, coef: Affine, mu: Af
         pb.add_nonneg(mu * inst.metric.kappa - lip)
 
 
-def _aggregate(pb: ProgramBuilder, inst: DROInstance, s: Affine, lam: Affine, theta2: float, divergence: str) -> Affine:
-    """``min_alpha alpha + sum_n p_n h phi*((s_n - alpha) / h)`` in conic form (module docstring), or
-    ``sum_n p_n s_n`` with ``theta2 = inf``."""
+def _aggregate(pb: ProgramBuilder, inst: DROInstance, s: Affine, lam: Affine, theta2: float,
+               divergence: Divergence) -> Affine:
+    """``min_alpha alpha + sum_n p_n h phi*((s_n - alpha) / h)`` in conic form (module docstring;
+    :meth:`Divergence.declare`), or ``sum_n p_n s_n`` with ``theta2 = inf``."""
     if np.isinf(theta2):
         return expected(s, inst)
     N = inst.n_samples
     alpha = pb.var("alpha", 1)
-    h = lam * float(theta2)
-    v = s - alpha.repeat(N)
-    if divergence == "kl":
-        t = pb.aux("mot_t", N)
-        pb.add_exp(v, h.repeat(N), t)
-        return alpha + expected(t, inst) - h
-    q, r = pb.aux("mot_q", N), pb.aux("mot_r", N)
-    pb.add_nonneg(Affine.vstack([q, q - v * 0.5 - h.repeat(N)]))
-    pb.add_soc(r + h.repeat(N), [q * 2.0, r - h.repeat(N)])
-    return alpha + expected(r, inst) - h
+    t, offset = divergence.declare(pb, s - alpha.repeat(N), lam * float(theta2), N)
+    return alpha + expected(t, inst) + offset
 
 
-__all__ = ["build_mot_program", "DIVERGENCES"]
+__all__ = ["build_mot_program"]

@@ -11,6 +11,9 @@ solved by Clarabel, so that each checks the other and both check the note's deri
   ``h = lambda theta2``, ``S_i = max_k L_ik - lambda theta1 c_ik`` (note §2, (D)), with ``phi*`` the conjugate of
   KL (``exp(u) - 1``) or chi-square (``((u/2 + 1)_+)^2 - 1``) in conic form.
 
+``divergence``: ``"kl"``, ``"chi2"`` or ``("cvar", a)``: the likelihood-ratio bound ``w <= 1/a`` (``phi`` its indicator,
+no price: ``theta2`` does not enter), ``phi*(u) = u_+ / a`` (Rockafellar and Uryasev 2000).
+
 Inputs: ``L`` (N, K) the losses of every configuration of every sample (the fixed model's), ``C`` (N, K) the
 transport costs ``d`` from each sample to each configuration (``0`` at its own), ``p`` (N,) probabilities.
 ``theta1`` / ``theta2`` may be ``inf`` (no moves / weights fixed at 1).
@@ -26,9 +29,16 @@ import numpy as np
 DIVERGENCES = ("kl", "chi2")
 
 
-def _check(divergence: str, theta1: float, theta2: float) -> None:
-    if divergence not in DIVERGENCES:
-        raise ValueError(f"divergence must be one of {DIVERGENCES}")
+def _cvar_level(divergence):
+    """``a`` of ``("cvar", a)``, else ``None``."""
+    if isinstance(divergence, tuple) and len(divergence) == 2 and divergence[0] == "cvar":
+        return float(divergence[1])
+    return None
+
+
+def _check(divergence, theta1: float, theta2: float) -> None:
+    if divergence not in DIVERGENCES and _cvar_level(divergence) is None:
+        raise ValueError(f"divergence must be one of {DIVERGENCES} or ('cvar', level)")
     if not (theta1 > 0 and theta2 > 0) or (np.isinf(theta1) and np.isinf(theta2)):
         raise ValueError("theta1, theta2 must be > 0 and not both inf")
 
@@ -47,7 +57,9 @@ def worst_case_primal(L: np.ndarray, C: np.ndarray, p: np.ndarray, rho: float, t
         cost = cost + theta1 * cp.sum(cp.multiply(C, v))
     else:
         cons.append(cp.multiply((C > 0).astype(float), v) == 0)
-    if np.isfinite(theta2):
+    if _cvar_level(divergence) is not None and np.isfinite(theta2):   # every atom's weight v / m <= 1 / a
+        cons.append(v <= m / _cvar_level(divergence))
+    elif np.isfinite(theta2):
         if divergence == "kl":      # m phi(v / m) = v log(v / m) - v + m
             perspective = cp.sum(cp.rel_entr(v, m)) - cp.sum(v) + cp.sum(m)
         else:                       # m (v / m - 1)^2 = (v - m)^2 / m
@@ -55,7 +67,8 @@ def worst_case_primal(L: np.ndarray, C: np.ndarray, p: np.ndarray, rho: float, t
         cost = cost + theta2 * perspective
     else:
         cons.append(v == m)
-    cons.append(cost <= rho)
+    if not isinstance(cost, (int, float)):     # (CVaR without moves: no budget is spent)
+        cons.append(cost <= rho)
     problem = cp.Problem(cp.Maximize(cp.sum(cp.multiply(L, v))), cons)
     problem.solve(solver="CLARABEL")
     if problem.status != "optimal":
@@ -92,6 +105,8 @@ def moment_terms(s, lam, p: np.ndarray, theta2: float, divergence: str, cons: li
         return p @ s
     N = p.size
     alpha, h = cp.Variable(), theta2 * lam
+    if _cvar_level(divergence) is not None:
+        return alpha + p @ cp.pos(s - alpha) / _cvar_level(divergence)
     if divergence == "kl":
         t = cp.Variable(N)
         cons.append(cp.constraints.ExpCone(s - alpha, cp.hstack([h] * N), t))
