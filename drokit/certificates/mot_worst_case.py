@@ -39,7 +39,7 @@ from ..ambiguity.divergences import ChiSquare, Divergence, KL, get_divergence
 from ..exceptions import ParameterError
 from ..instance import DROInstance
 from ..oracles.enumeration import ConfigurationRows, enumerate_configurations
-from ..oracles.rows import lambda_floor, row_losses
+from ..oracles.rows import concat_rows, lambda_floor, row_losses, take_rows
 
 DIVERGENCES = ("kl", "chi2", "cvar")
 #: relative tolerance of the scalar search in ``lambda``
@@ -119,6 +119,55 @@ def mot_worst_case(inst: DROInstance, oracle, intercept: float, coef: np.ndarray
     return MOTWorstCase(lam * rho + total, lam, alpha, S, rows, weight)
 
 
+#: relative step in ``lambda`` on either side of the optimum that picks each tied sample's left / right maximizer
+KINK_STEP = 1e-7
+
+
+@dataclass
+class MOTAtoms:
+    """The worst-case distribution's atoms: configuration ``rows`` with masses ``mass`` (``p_n w_n``, split between a
+    tied sample's left and right maximizers), the budget they spend (``theta1 sum m c + theta2 sum p phi(w)``) and
+    whether they attain the worst case (``False`` when the rest of the budget goes to numerical moves in the limit)."""
+
+    rows: ConfigurationRows
+    mass: np.ndarray
+    spent: float
+    attained: bool
+    divergence_cost: float
+
+
+def worst_case_atoms(inst: DROInstance, oracle, intercept: float, coef: np.ndarray, worst: MOTWorstCase, *,
+                     rho: float, theta1: float, theta2: float, divergence) -> MOTAtoms:
+    """The atoms of the worst case ``worst`` (``spec/mot-dro-training.md`` §3): sample ``n``'s mass ``p_n w_n`` at its
+    maximizer; at a kink of ``S_n(lambda theta1)`` the tied samples' mass is split ``t`` / ``1 - t`` between their
+    maximizers just left and right of ``lambda*`` so that the budget is spent exactly (``0`` is in the subdifferential
+    ``[rho - spent_left, rho - spent_right]``)."""
+    divergence = get_divergence(divergence)
+    p, w = inst.p, worst.weight
+    fixed = float(divergence.value(w) @ p) * theta2 if np.isfinite(theta2) and not divergence.free_reweighting else 0.0
+    rows, mass = worst.rows, p * w
+    attained = True
+    if oracle is not None and np.isfinite(worst.lam) and worst.lam > 0:
+        zeros = np.zeros(inst.n_samples)
+        left = oracle.separate(intercept, coef, worst.lam * (1.0 - KINK_STEP) * theta1, zeros).rows
+        right = oracle.separate(intercept, coef, worst.lam * (1.0 + KINK_STEP) * theta1, zeros).rows
+        spent_left = theta1 * float(mass @ left.cost) + fixed
+        spent_right = theta1 * float(mass @ right.cost) + fixed
+        if spent_left > spent_right:
+            t = float(np.clip((rho - spent_right) / (spent_left - spent_right), 0.0, 1.0))
+            rows = concat_rows([left, right])
+            mass = np.concatenate([t * p * w, (1.0 - t) * p * w])
+            keep = mass > 0
+            rows, mass = take_rows(rows, np.flatnonzero(keep)), mass[keep]
+        else:
+            rows = right
+        spent = theta1 * float(mass @ rows.cost) + fixed
+        floor = worst.lam * theta1 <= (1.0 + 1e-9) * lambda_floor(inst, coef)
+        attained = not (floor and spent < rho * (1.0 - 1e-9))
+    spent = (theta1 * float(mass @ rows.cost) if np.isfinite(theta1) else 0.0) + fixed
+    return MOTAtoms(rows, mass, float(spent), attained, fixed)
+
+
 def _nominal(inst: DROInstance, intercept: float, coef: np.ndarray) -> Tuple[np.ndarray, ConfigurationRows]:
     rows = enumerate_configurations(inst, nominal_only=True)
     return row_losses(inst, rows, intercept, coef), rows
@@ -157,4 +206,5 @@ def _minimize(value: Callable[[float], float], lam_min: float) -> float:
     return min((lam_min, best), key=value)
 
 
-__all__ = ["MOTWorstCase", "mot_worst_case", "kl_moment", "chi2_moment", "DIVERGENCES"]
+__all__ = ["MOTWorstCase", "MOTAtoms", "mot_worst_case", "worst_case_atoms", "kl_moment", "chi2_moment",
+           "DIVERGENCES", "KINK_STEP"]

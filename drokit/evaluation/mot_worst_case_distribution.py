@@ -27,15 +27,12 @@ from typing import Optional
 import numpy as np
 
 from ..ambiguity.divergences import get_divergence
-from ..certificates.mot_worst_case import mot_worst_case
+from ..certificates.mot_worst_case import KINK_STEP, mot_worst_case, worst_case_atoms
 from ..instance import DROInstance
 from ..oracles import make_oracle
 from ..oracles.enumeration import enumerate_configurations
-from ..oracles.rows import concat_rows, lambda_floor, row_losses, take_rows
+from ..oracles.rows import lambda_floor, row_losses
 from .worst_case_result import WorstCaseResult, assemble_result
-
-#: relative step in ``lambda`` on either side of the optimum that picks each tied sample's left / right maximizer
-KINK_STEP = 1e-7
 
 
 def divergence_value(w: np.ndarray, divergence) -> np.ndarray:
@@ -58,34 +55,15 @@ def mot_worst_case_from_instance(inst: DROInstance, intercept: float, coef: np.n
                            divergence=divergence)
     nominal = enumerate_configurations(inst, nominal_only=True)
     nominal_risk = float(inst.p @ row_losses(inst, nominal, intercept, coef))
-    p, w = inst.p, worst.weight
     notes = [f"MOT-DRO (theta1 = {theta1:g}, theta2 = {theta2:g}, {divergence!r}): mass = p_n w_n, weights of mean 1"]
-    fixed = float(divergence.value(w) @ p) * theta2 if np.isfinite(theta2) and not divergence.free_reweighting else 0.0
-    rows, mass = worst.rows, p * w
-    attained = True
-    if oracle is not None and np.isfinite(worst.lam) and worst.lam > 0:
-        zeros = np.zeros(inst.n_samples)
-        left = oracle.separate(intercept, coef, worst.lam * (1.0 - KINK_STEP) * theta1, zeros).rows
-        right = oracle.separate(intercept, coef, worst.lam * (1.0 + KINK_STEP) * theta1, zeros).rows
-        spent_left = theta1 * float(mass @ left.cost) + fixed
-        spent_right = theta1 * float(mass @ right.cost) + fixed
-        if spent_left > spent_right:
-            t = float(np.clip((rho - spent_right) / (spent_left - spent_right), 0.0, 1.0))
-            rows = concat_rows([left, right])
-            mass = np.concatenate([t * p * w, (1.0 - t) * p * w])
-            keep = mass > 0
-            rows, mass = take_rows(rows, np.flatnonzero(keep)), mass[keep]
-        else:
-            rows = right
-        spent = theta1 * float(mass @ rows.cost) + fixed
-        floor = worst.lam * theta1 <= (1.0 + 1e-9) * lambda_floor(inst, coef)
-        if floor and spent < rho * (1.0 - 1e-9):
-            attained = False
-            notes.append(f"lambda theta1 is at the dual-norm floor and the moves spend {spent:.6g} of {rho:.6g}: "
-                         f"the rest is spent in the limit by moving numerical features")
+    atoms = worst_case_atoms(inst, oracle, intercept, coef, worst, rho=rho, theta1=theta1, theta2=theta2,
+                             divergence=divergence)
+    rows, mass, spent, attained = atoms.rows, atoms.mass, atoms.spent, atoms.attained
+    if not attained:
+        notes.append(f"lambda theta1 is at the dual-norm floor and the moves spend {spent:.6g} of {rho:.6g}: "
+                     f"the rest is spent in the limit by moving numerical features")
     losses = row_losses(inst, rows, intercept, coef)
     costs = rows.cost
-    spent = (theta1 * float(mass @ costs) if np.isfinite(theta1) else 0.0) + fixed
     lam = worst.lam if np.isfinite(worst.lam) else 0.0
     lower = float(mass @ losses) + lam * (rho - spent)       # the Lagrangian identity: = value when it binds
     result = assemble_result(inst, classes, value=worst.value, nominal_risk=nominal_risk, lam=worst.lam,

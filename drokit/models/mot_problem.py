@@ -12,7 +12,10 @@ cutting plane:
 2. the exact worst-case risk ``R(beta)`` of the master's model (:func:`~drokit.certificates.mot_worst_case.mot_worst_case`,
    the Wasserstein oracle at ``lambda theta1``): an upper bound; the best model so far is kept;
 3. stop when ``upper - lower <= gap_tol max(|upper|, 1e-2)``; otherwise add the rows the oracle finds violated at the
-   master's point (``lambda theta1``, ``s``) and the worst rows of the certificate, and repeat.
+   master's point (``lambda theta1``, ``s``) and the worst rows of the certificate, and repeat;
+4. the certificate: an explicit dual point of (D) at the returned model's worst-case atoms, repaired and evaluated
+   exactly (:mod:`drokit.certificates.mot_lower_bound`), replaces the back-end's dual objective when it certifies
+   (lower-bound source ``"lagrangian"``; else ``"method"``, the value it reached recorded).
 
 The result's ``objective`` is the upper bound (the returned model's exact worst-case risk).
 """
@@ -25,7 +28,8 @@ from typing import Any, Mapping, Optional
 import numpy as np
 
 from ..ambiguity.divergences import get_divergence
-from ..certificates.mot_worst_case import mot_worst_case
+from ..certificates.mot_lower_bound import mot_certified_lower_bound
+from ..certificates.mot_worst_case import mot_worst_case, worst_case_atoms
 from ..exceptions import ParameterError, SolverError
 from ..gaps import gap_scale
 from ..instance import MOTInstance
@@ -116,13 +120,24 @@ class CompiledMOT(CompiledBound):
         else:
             stop = f"{max_rounds} rounds"
         self.program = program
-        result = self._result(best, lower, history, stop, gap_tol, on_inaccurate, solver, program, rows,
+        t_bound = time.perf_counter()
+        bound = self._lagrangian(best, oracle) if best is not None else None
+        eval_time += time.perf_counter() - t_bound
+        result = self._result(best, lower, bound, history, stop, gap_tol, on_inaccurate, solver, program, rows,
                               time.perf_counter() - t0, eval_time, control)
         control.finish(f"{result.status} in {control.elapsed():.1f} s: objective {result.objective:.9g}, "
                        f"relative gap {result.relative_gap:.1e} ({solver})")
         return result
 
-    def _result(self, best, lower, history, stop, gap_tol, on_inaccurate, solver, program, rows, seconds,
+    def _lagrangian(self, best, oracle):
+        """The explicit dual point's bound at the best model (module docstring, 4.)."""
+        b, inst = self.bound, self.instance
+        _, intercept, coef, worst, _ = best
+        options = dict(rho=b.radius, theta1=b.theta1, theta2=b.theta2, divergence=b.divergence)
+        atoms = worst_case_atoms(inst, oracle, intercept, coef, worst, **options)
+        return mot_certified_lower_bound(inst, atoms, intercept, coef, **options)
+
+    def _result(self, best, lower, bound, history, stop, gap_tol, on_inaccurate, solver, program, rows, seconds,
                 eval_time, control) -> FitResult:
         if best is None:
             raise SolverError(f"MOT-DRO: {stop}; no model to return", status="solver_error", solver=solver)
@@ -131,6 +146,13 @@ class CompiledMOT(CompiledBound):
             # the master's dual objective is a lower bound up to the back-end's feasibility tolerances: above the exact
             # upper bound by less than they allow it is capped there; by more, it is no bound at all
             lower = upper if lower - upper <= SOLVER_BOUND_RTOL * max(1.0, abs(upper)) else -np.inf
+        how = {"source": "method", "rounds": len(history), "method_bound": float(lower)}
+        exact = float(bound.value) if bound is not None else -np.inf
+        if np.isfinite(exact) and exact <= upper + 1e-9 * max(1.0, abs(upper)):
+            how["lagrangian"] = exact
+            if upper - exact <= gap_tol * gap_scale(upper) or exact >= lower:
+                lower = min(exact, upper)
+                how.update(source="lagrangian", budget_scale=float(bound.scale), residual=float(bound.residual))
         certified = upper - lower <= gap_tol * gap_scale(upper)
         result = FitResult(
             objective=float(upper), status="optimal" if certified else "optimal_inaccurate", method=self.method,
@@ -142,8 +164,9 @@ class CompiledMOT(CompiledBound):
             cones=program.cone_counts(), n_configuration_rows=int(rows.size),
             n_enumeration_rows=int(rows.size), history=history, stop_reason=None if certified else stop,
             attempts=list(control.attempts),
-            auxiliary={"lower_bound": {"source": "method", "rounds": len(history)}, "alpha": float(worst.alpha), "weights": np.asarray(worst.weight), "theta1": self.bound.theta1,
-                       "theta2": self.bound.theta2, "divergence": self.bound.divergence.name})
+            auxiliary={"lower_bound": how, "alpha": float(worst.alpha), "weights": np.asarray(worst.weight),
+                       "theta1": self.bound.theta1, "theta2": self.bound.theta2,
+                       "divergence": self.bound.divergence.name})
         if not certified:
             message = (f"MOT-DRO fit not certified ({stop}): optimum in [{lower:.9g}, {upper:.9g}]")
             if on_inaccurate != "warn":
