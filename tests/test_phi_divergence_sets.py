@@ -160,3 +160,13 @@ def test_names_parameters_and_errors():
     amb = dk.DROClassifier(ambiguity=dk.KLBall(radius=0.1))
     amb.set_params(ambiguity__radius=0.3)
     assert amb.ambiguity.radius == 0.3
+
+
+def test_separable_data_under_a_reweighting_set_get_a_clear_error():
+    """A set that only reweights cannot make separable data overlap: no minimizer (the risk goes to 0 as the
+    coefficients grow); the fit is not certified and says why."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    y = (X[:, 0] > 0).astype(int)
+    with pytest.raises(dk.SolverError, match="separable"):
+        dk.DROClassifier(ambiguity=dk.KLBall(radius=0.1)).fit(X, y)
