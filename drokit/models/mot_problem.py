@@ -28,12 +28,14 @@ from typing import Any, Mapping, Optional
 import numpy as np
 
 from ..ambiguity.divergences import get_divergence
-from ..certificates.mot_lower_bound import mot_certified_lower_bound
+from ..certificates.lower_bound import CANDIDATE_RTOLS, KKT_MAX_ROWS
+from ..certificates.mot_lower_bound import mot_certified_lower_bound, near_maximizers
 from ..certificates.mot_worst_case import mot_worst_case, worst_case_atoms
 from ..exceptions import ParameterError, SolverError
 from ..gaps import gap_scale
 from ..instance import MOTInstance
 from ..oracles import make_oracle
+from ..oracles.enumeration import count_configuration_rows, enumerate_configurations
 from ..oracles.rows import concat_rows, take_rows, unique_rows
 from ..methods.mot import mot_program
 from .compiled_bound import CompiledBound
@@ -71,7 +73,7 @@ class CompiledMOT(CompiledBound):
         from ..solvers import get_backend
         from ..solvers.base import OPTIMAL, solve_with_retries
         opts = dict(method_options or {})
-        gap_tol = float(opts.pop("gap_tol", GAP_TOL))
+        gap_tol = self._gap_tol = float(opts.pop("gap_tol", GAP_TOL))
         max_rounds = int(opts.pop("max_rounds", MAX_ROUNDS))
         if opts:
             raise ParameterError(f"invalid mot option(s) {sorted(opts)}; valid: gap_tol, max_rounds")
@@ -155,7 +157,18 @@ class CompiledMOT(CompiledBound):
         _, intercept, coef, worst, _ = best
         options = dict(rho=b.radius, theta1=b.theta1, theta2=b.theta2, divergence=b.divergence)
         atoms = worst_case_atoms(inst, oracle, intercept, coef, worst, **options)
-        return mot_certified_lower_bound(inst, atoms, intercept, coef, **options)
+
+        def candidates():
+            """The worst case's rows, then (enumerable instances) the rows near each sample's maximum, widening."""
+            yield unique_rows(atoms.rows)
+            if count_configuration_rows(inst) > KKT_MAX_ROWS and not np.isinf(b.theta1):
+                return
+            every = enumerate_configurations(inst, nominal_only=bool(np.isinf(b.theta1)))
+            lam = worst.lam if np.isfinite(worst.lam) else 0.0
+            for rtol in CANDIDATE_RTOLS:
+                yield near_maximizers(inst, every, intercept, coef, lam, b.theta1, rtol, best[0])
+        return mot_certified_lower_bound(inst, atoms, intercept, coef, upper=best[0], tol=self._gap_tol,
+                                         candidates=candidates(), **options)
 
     def _result(self, best, lower, bound, history, stop, gap_tol, on_inaccurate, solver, program, rows, seconds,
                 eval_time, control) -> FitResult:

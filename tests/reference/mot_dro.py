@@ -33,6 +33,8 @@ def _cvar_level(divergence):
     """``a`` of ``("cvar", a)``, else ``None``."""
     if isinstance(divergence, tuple) and len(divergence) == 2 and divergence[0] == "cvar":
         return float(divergence[1])
+    if getattr(divergence, "name", None) == "cvar":      # drokit's object: only its level is read
+        return float(divergence.level)
     return None
 
 
