@@ -131,7 +131,7 @@ class CompiledMOT(CompiledBound):
             stop = f"{max_rounds} rounds"
         self.program = program
         t_bound = time.perf_counter()
-        bound = self._lagrangian(best, oracle) if best is not None else None
+        bound = self._lagrangian(best, oracle, rows) if best is not None else None
         eval_time += time.perf_counter() - t_bound
         result = self._result(best, lower, bound, history, stop, gap_tol, on_inaccurate, solver, program, rows,
                               time.perf_counter() - t0, eval_time, control)
@@ -151,8 +151,10 @@ class CompiledMOT(CompiledBound):
                                divergence=b.divergence)
         return intercept, coef, lam, s, worst
 
-    def _lagrangian(self, best, oracle):
-        """The explicit dual point's bound at the best model (module docstring, 4.)."""
+    def _lagrangian(self, best, oracle, working):
+        """The explicit dual point's bound at the best model (module docstring, 4.); the restricted dual's candidate rows
+        are the worst case's, then those near each sample's maximum among every row (when they can be enumerated) or
+        among the worst case's and the master's ``working`` rows, widening."""
         b, inst = self.bound, self.instance
         _, intercept, coef, worst, _ = best
         options = dict(rho=b.radius, theta1=b.theta1, theta2=b.theta2, divergence=b.divergence)
@@ -161,9 +163,10 @@ class CompiledMOT(CompiledBound):
         def candidates():
             """The worst case's rows, then (enumerable instances) the rows near each sample's maximum, widening."""
             yield unique_rows(atoms.rows)
-            if count_configuration_rows(inst) > KKT_MAX_ROWS and not np.isinf(b.theta1):
-                return
-            every = enumerate_configurations(inst, nominal_only=bool(np.isinf(b.theta1)))
+            if count_configuration_rows(inst) <= KKT_MAX_ROWS or np.isinf(b.theta1):
+                every = enumerate_configurations(inst, nominal_only=bool(np.isinf(b.theta1)))
+            else:
+                every = unique_rows(concat_rows([atoms.rows, working]))
             lam = worst.lam if np.isfinite(worst.lam) else 0.0
             for rtol in CANDIDATE_RTOLS:
                 yield near_maximizers(inst, every, intercept, coef, lam, b.theta1, rtol, best[0])
