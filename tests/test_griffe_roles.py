@@ -129,7 +129,7 @@ def test_the_extension_on_the_package(shim):
     assert ('<autoref identifier="drokit.ambiguity.wasserstein.Wasserstein" optional>`Wasserstein`</autoref>'
             in doc)
     assert ":class:" not in doc and ":func:" not in doc
-    assert "\nambiguity : Wasserstein or Intersection or AmbiguitySet or None\n" in doc
+    assert "\nambiguity : Wasserstein or Intersection or OTMoment or AmbiguitySet or None\n" in doc
     # an unknown target stays plain code
     assert shim.rewrite_docstring(":class:`drokit.NoSuchThing`") == "`drokit.NoSuchThing`"
 

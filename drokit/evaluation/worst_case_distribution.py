@@ -48,6 +48,10 @@ of the returned atoms (plus ``lam_min r`` in the limiting case) is a lower bound
 upper bound on ``WC(beta)``; their difference is reported as :attr:`WorstCaseResult.gap` (zero up to
 rounding).
 
+With a matrix numerical cost ``||M (x - x')||_p`` the model is bound in the coordinates ``x~ = M x``
+(:func:`drokit.models.binding.bind_fitted_model`), where the cost is the unit-weight norm; :func:`worst_case` maps the
+atoms' numerical values and the limiting direction back, ``x = M^{-1} x~`` (:mod:`drokit.metrics.linear_map`).
+
 Row sources: ``method="enumeration"`` enumerates every configuration row (exact, exponential in the
 number of categorical features, as :func:`~drokit.evaluation.worst_case_value`); ``method="oracle"``
 uses the DP separation oracle (:class:`~drokit.oracles.dp.DPOracle`, exact, no enumeration).
@@ -56,6 +60,7 @@ uses the DP separation oracle (:class:`~drokit.oracles.dp.DPOracle`, exact, no e
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Optional
 
 import numpy as np
@@ -205,4 +210,21 @@ def worst_case(model, X, y, ambiguity=None, *, method: str = "auto", schema=None
         rho, theta1, theta2, divergence = moment
         return mot_worst_case_from_instance(inst, intercept, coef, rho=rho, theta1=theta1, theta2=theta2,
                                             divergence=divergence, classes=classes)
-    return worst_case_from_instance(inst, intercept, coef, method=method, classes=classes)
+    result = worst_case_from_instance(inst, intercept, coef, method=method, classes=classes)
+    return _in_original_coordinates(result, inst)
+
+
+def _in_original_coordinates(result: WorstCaseResult, inst: DROInstance) -> WorstCaseResult:
+    """``result`` of an instance bound in the coordinates ``x~ = M x`` of a matrix cost with its numerical values
+    (atoms and limiting direction) mapped back, ``x = M^{-1} x~``: the transport costs ``||M (x - x_n)||_p`` and the
+    scores ``beta' x`` are those of ``x~`` (the result as it is without a matrix cost)."""
+    linear_map = inst.metric.linear_map
+    if linear_map is None:
+        return result
+    result._X_num = linear_map.points_back(result._X_num)
+    limit = result.limit
+    if limit is not None and limit.kind == "numerical":
+        direction = linear_map.points_back(limit.direction)
+        names = inst.schema.numerical_names
+        result.limit = replace(limit, direction=direction, features=[names[j] for j in np.flatnonzero(direction)])
+    return result

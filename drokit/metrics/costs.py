@@ -6,6 +6,9 @@ The transport cost between ``xi = (x, z, y)`` and ``xi' = (x', z', y')`` is
 
 * ``NormCost(p, weights)``: ``||Gamma (x - x')||_p`` with ``Gamma = diag(gamma_j)`` (sun2025 Def. 2 for
   p = 1; any p >= 1).  ``gamma_j = inf`` makes feature j immutable, ``gamma_j = 0`` makes it free.
+  ``NormCost(p, matrix=M)``: ``||M (x - x')||_p`` with an invertible matrix ``M`` over the mutable numerical
+  columns (``NormCost.mahalanobis(Sigma)``: ``M'M = Sigma^{-1}``), fitted by the change of coordinates
+  ``x~ = M x`` of :mod:`drokit.metrics.linear_map`.
 * ``MismatchCost(weights, p)``: ``D(z, z') = (sum_l delta_l^p 1[z_l != z'_l])^(1/p)``, priced per
   original feature, not per one-hot column.  With equal weights ``delta`` this is
   ``delta * count^(1/p)`` (belbasi2023 (2b) with kappa_z = delta); with ``p = 1`` it is sun2025's
@@ -28,6 +31,7 @@ import numpy as np
 from ..conic.builder import Affine, ProgramBuilder
 from ..exceptions import ParameterError
 from ..params import ParamsMixin, real_number
+from .linear_map import LinearMap, check_matrix_weights, mahalanobis_matrix, map_of_arrays, resolve_matrix
 from .scales import check_scale
 
 Weights = Union[None, Real, Sequence[float], np.ndarray, Mapping[str, float]]
@@ -97,7 +101,7 @@ def _dual_exponent(p: float) -> float:
 
 
 class NormCost(ParamsMixin):
-    """Weighted norm cost ``||Gamma (x - x')||_p`` on numerical features.
+    """Weighted norm cost ``||Gamma (x - x')||_p`` on numerical features, or ``||M (x - x')||_p`` with a matrix.
 
     Parameters
     ----------
@@ -105,12 +109,18 @@ class NormCost(ParamsMixin):
         Norm exponent, ``1 <= p <= inf`` (1, 2 and inf compile to LP/SOC; other p to power cones).
     weights : float or array_like or dict or None
         ``gamma_j`` per numerical column: ``None`` (all 1), a scalar, an array in column order, or
-        ``{column: gamma}`` (others 1).  ``np.inf`` = immutable, ``0`` = free to move at no cost.
+        ``{column: gamma}`` (others 1).  ``np.inf`` = immutable, ``0`` = free to move at no cost.  With a
+        ``matrix`` only ``1`` and ``np.inf`` are allowed: the weights then only mark immutable columns (fold other
+        weights into the matrix, ``M @ np.diag(w)``).
     scale : str or None
         ``None`` (default: raw units) or ``"std"``, ``"mad"``, ``"range"``: measure each feature in its
         spread ``s_j`` on the training rows, i.e. use ``gamma_j / s_j`` (:mod:`drokit.metrics.scales`).  The
         spreads are fitted with the model and kept in ``model.ambiguity_``, so that ``dk.worst_case`` and
-        ``dk.stability`` of the model use the same ones.
+        ``dk.stability`` of the model use the same ones.  Not with a ``matrix``.
+    matrix : array_like or pandas.DataFrame or None
+        ``None`` (default: the diagonal ``Gamma``) or an invertible ``(k, k)`` matrix ``M`` over the ``k`` mutable
+        numerical columns in order (a DataFrame: its columns name them, any order): the cost is ``||M (x - x')||_p``,
+        fitted on ``x~ = M x`` with the unit norm, ``beta = M' beta~`` (:mod:`drokit.metrics.linear_map`).
 
     Attributes
     ----------
@@ -119,11 +129,25 @@ class NormCost(ParamsMixin):
         ``{"kind": scale, "spreads": {column: s_j}}``; ``None`` otherwise.
     """
 
-    def __init__(self, p: float = 1, weights: Weights = None, scale: Optional[str] = None):
+    matrix = None   # (objects pickled before matrices existed)
+
+    def __init__(self, p: float = 1, weights: Weights = None, scale: Optional[str] = None, matrix=None):
         self.p = p
         self.weights = weights
         self.scale = scale
+        self.matrix = matrix
         self.fitted_scale = None
+
+    @classmethod
+    def mahalanobis(cls, Sigma, p: float = 2) -> "NormCost":
+        """The Mahalanobis cost ``sqrt((x - x')' Sigma^{-1} (x - x'))`` (``p = 2``) of a covariance ``Sigma``.
+
+        ``M = L^{-1}`` with ``Sigma = L L'`` (Cholesky), so that ``M'M = Sigma^{-1}`` and ``||M d||_2^2 = d' Sigma^{-1}
+        d``: fitting with it is fitting on the whitened data ``X M'``; another ``p`` gives ``||M d||_p``.  ``Sigma``:
+        a ``(k, k)`` symmetric positive definite array over the mutable numerical columns in order, or a DataFrame
+        (e.g. ``X[numerical].cov()``) naming them.  Raises :class:`~drokit.ParameterError` otherwise.
+        """
+        return cls(p=p, matrix=mahalanobis_matrix(Sigma))
 
     def validated_p(self) -> float:
         p = real_number(self.p, "NormCost p")
@@ -133,15 +157,28 @@ class NormCost(ParamsMixin):
 
     def resolve(self, names: List[str]) -> np.ndarray:
         self.validated_p()
-        if check_scale(self.scale) is not None:
+        if check_scale(self.scale) is not None and self.matrix is None:
             raise ParameterError(f"NormCost(scale={self.scale!r}) measures each numerical feature in its spread on the "
                                  f"training rows, and has not been fitted to any: it is fitted when a model is "
                                  f"fitted (or by GroundMetric.fit_scales(X) for a metric used on its own)")
-        return resolve_weights(self.weights, names, "numerical")
+        return self.unscaled_weights(names)
 
     def unscaled_weights(self, names: List[str]) -> np.ndarray:
         """``gamma_j`` per column as declared, before any ``scale`` (what :mod:`.scales` divides by the spreads)."""
-        return resolve_weights(self.weights, names, "numerical")
+        gamma = resolve_weights(self.weights, names, "numerical")
+        if self.matrix is not None:
+            check_matrix_weights(gamma, names, self.scale)
+        return gamma
+
+    def linear_map(self, names: List[str]) -> Optional[LinearMap]:
+        """The change of coordinates ``x~ = M x`` of a matrix cost over the numerical columns ``names``
+        (:class:`~drokit.metrics.linear_map.LinearMap`: ``M`` acts on the columns of finite weight); ``None``
+        without a matrix.  Raises :class:`ParameterError` for an invalid matrix."""
+        if self.matrix is None:
+            return None
+        gamma = self.resolve(names)
+        mutable = np.flatnonzero(np.isfinite(gamma))
+        return LinearMap.of(resolve_matrix(self.matrix, [names[j] for j in mutable]), mutable, len(names))
 
     @property
     def dual_p(self) -> float:
@@ -149,20 +186,32 @@ class NormCost(ParamsMixin):
         return _dual_exponent(self.validated_p())
 
     # ------------------------------------------------------------ evaluation
-    def distance(self, X1: np.ndarray, X2: np.ndarray, gamma: np.ndarray) -> np.ndarray:
-        """Row-wise ``||Gamma (x1 - x2)||_p``; ``inf`` where an immutable feature differs."""
+    def distance(self, X1: np.ndarray, X2: np.ndarray, gamma: Optional[np.ndarray] = None,
+                 names: Optional[List[str]] = None) -> np.ndarray:
+        """Row-wise ``||Gamma (x1 - x2)||_p``, or ``||M (x1 - x2)||_p`` with a matrix (over the columns of finite
+        ``gamma``; ``names``: the columns, to order a DataFrame matrix); ``inf`` where an immutable feature differs.
+        ``gamma`` defaults to ones."""
         diff = np.asarray(X1, float) - np.asarray(X2, float)
+        gamma = np.ones(diff.shape[-1]) if gamma is None else np.asarray(gamma, dtype=float)
         moved = diff != 0
-        with np.errstate(invalid="ignore"):
-            scaled = np.where(moved, np.abs(diff) * gamma, 0.0)
-        out = np.linalg.norm(scaled, ord=self.validated_p(), axis=-1) if scaled.shape[-1] else \
-            np.zeros(scaled.shape[:-1])
+        if self.matrix is not None:
+            out = map_of_arrays(self.matrix, gamma, names).cost(diff, self.validated_p())
+        else:
+            with np.errstate(invalid="ignore"):
+                scaled = np.where(moved, np.abs(diff) * gamma, 0.0)
+            out = np.linalg.norm(scaled, ord=self.validated_p(), axis=-1) if scaled.shape[-1] else \
+                np.zeros(scaled.shape[:-1])
         return np.where(np.any(moved & np.isinf(gamma), axis=-1), np.inf, out)
 
-    def dual_norm(self, v: np.ndarray, gamma: np.ndarray) -> float:
-        """``||Gamma^{-1} v||_q``: coordinates with ``gamma = inf`` are free; ``gamma = 0`` and
-        ``v != 0`` gives ``inf``."""
+    def dual_norm(self, v: np.ndarray, gamma: np.ndarray, names: Optional[List[str]] = None) -> float:
+        """``||Gamma^{-1} v||_q`` (with a matrix ``||M^{-T} v_F||_q`` over the columns ``F`` of finite ``gamma``):
+        coordinates with ``gamma = inf`` are free; ``gamma = 0`` and ``v != 0`` gives ``inf``."""
         v = np.asarray(v, float)
+        gamma = np.asarray(gamma, dtype=float)
+        if self.matrix is not None:
+            lmap = map_of_arrays(self.matrix, gamma, names)
+            return float(np.linalg.norm(lmap.coef_forward(v)[lmap.columns], ord=self.dual_p)) \
+                if lmap.columns.size else 0.0
         free = np.isinf(gamma)
         zero = gamma == 0
         if np.any(zero & (np.abs(v) > 0)):
@@ -179,8 +228,12 @@ class NormCost(ParamsMixin):
         q = inf: ``-t <= v_j / gamma_j <= t`` (LP); q = 1: ``sum_j r_j <= t, |v_j / gamma_j| <= r_j`` (LP);
         q = 2: one second-order cone; other q: ``sum_j r_j <= t`` with power cones
         ``r_j^(1/q) t^(1 - 1/q) >= |w_j|``.  Coordinates with ``gamma_j = inf`` are unconstrained,
-        those with ``gamma_j = 0`` are fixed to ``v_j = 0``.
+        those with ``gamma_j = 0`` are fixed to ``v_j = 0``.  A matrix cost is compiled in the coordinates
+        ``x~ = M x``, where it is the unit-weight norm: the bound instance's cost has no matrix.
         """
+        if self.matrix is not None:
+            raise ParameterError("a NormCost with a matrix is compiled on the data x~ = M x with the unit-weight "
+                                 "norm (Problem.bind); bind the data instead of compiling this cost directly")
         zero = np.flatnonzero(gamma == 0)
         if zero.size:
             pb.add_zero(v[zero])
@@ -204,7 +257,8 @@ class NormCost(ParamsMixin):
             pb.add_nonneg(t - r.sum())
 
     def __repr__(self) -> str:
-        return f"NormCost(p={self.p!r}, weights={self.weights!r})"
+        matrix = "" if self.matrix is None else f", matrix={self.matrix!r}"
+        return f"NormCost(p={self.p!r}, weights={self.weights!r}{matrix})"
 
 
 class CategoricalCost(ParamsMixin):

@@ -1,4 +1,10 @@
-"""The composite ground metric ``d = ||Gamma (x - x')||_p + D(z, z') + kappa d_y(y, y')``."""
+"""The composite ground metric ``d = ||Gamma (x - x')||_p + D(z, z') + kappa d_y(y, y')``.
+
+With a matrix numerical cost, ``||M (x - x')||_p`` (:class:`~drokit.NormCost` ``matrix=M``), the metric is resolved in
+the coordinates ``x~ = M x`` (:mod:`drokit.metrics.linear_map`): there it is the unit-weight norm, and the
+:class:`ResolvedMetric` keeps ``M`` in :attr:`ResolvedMetric.linear_map` for whoever transformed the data
+(:meth:`drokit.Problem.bind`).
+"""
 
 from __future__ import annotations
 
@@ -16,11 +22,17 @@ from ..schema import FeatureSchema
 from .calibration import Calibration, calibrate, round_weights
 from ..params import ParamsMixin, component
 from .costs import CategoricalCost, LabelCost, MismatchCost, NamedWeights, NormCost
+from .linear_map import LinearMap
 
 
 @dataclass
 class ResolvedMetric:
-    """A ground metric bound to a feature schema: weights as arrays in schema order."""
+    """A ground metric bound to a feature schema: weights as arrays in schema order.
+
+    With a matrix numerical cost the metric is in the coordinates ``x~ = M x``: ``numerical`` is the unit-weight
+    :class:`NormCost` of the same ``p``, ``gamma`` is 1 on the columns ``M`` moves and ``inf`` on the immutable ones,
+    and :attr:`linear_map` holds ``M`` (``None``: no change of coordinates, the data are in their own units).
+    """
 
     numerical: NormCost
     categorical: CategoricalCost
@@ -29,6 +41,9 @@ class ResolvedMetric:
     kappa: float       # label cost
     #: (m,) unit cost matrices U_l (a_l x a_l) of the categorical component; None = mismatch 1 - I
     units: Optional[List[np.ndarray]] = None
+    #: the change of coordinates ``x~ = M x`` of a matrix numerical cost (the data bound with this metric are in
+    #: ``x~``), or ``None``
+    linear_map: Optional[LinearMap] = None
 
     @cached_property
     def mismatch_only(self) -> bool:
@@ -177,13 +192,30 @@ class GroundMetric(ParamsMixin):
                                      f"got {type(part).__name__}")
         return num, cat, lab
 
-    def resolve(self, schema: FeatureSchema) -> ResolvedMetric:
-        """Validate the weights against the data's columns and return them as arrays."""
+    def resolve(self, schema: FeatureSchema, transformed: bool = False) -> ResolvedMetric:
+        """Validate the weights against the data's columns and return them as arrays.
+
+        A matrix numerical cost ``||M (x - x')||_p`` is resolved only with ``transformed=True``, by a caller that
+        applies the change of coordinates ``x~ = M x`` to its numerical data (``ResolvedMetric.linear_map``): the
+        metric is then the unit-weight norm in ``x~`` (:mod:`drokit.metrics.linear_map`).  Without it a matrix cost
+        raises :class:`ParameterError`: the caller works on raw data with per-feature weights."""
         num, cat, lab = self._parts()
-        return ResolvedMetric(numerical=num, categorical=cat,
-                              gamma=num.resolve(schema.numerical_names),
+        names = schema.numerical_names
+        gamma = num.resolve(names)
+        linear_map = None
+        if getattr(num, "matrix", None) is not None:
+            if not transformed:
+                raise ParameterError(
+                    "a NormCost with a matrix (||M (x - x')||_p) is fitted and evaluated by the change of coordinates "
+                    "x~ = M x where data are bound (the estimators, Problem, dk.worst_case, dk.stability of linear "
+                    "models); this function works on raw data with per-feature weights and does not support it: "
+                    "transform the numerical columns yourself (X_num @ M.T) and use NormCost(p) on them")
+            linear_map = num.linear_map(names)
+            num = NormCost(p=num.p)
+        return ResolvedMetric(numerical=num, categorical=cat, gamma=gamma,
                               delta=cat.resolve(schema.categorical_names),
-                              kappa=lab.validated_kappa(), units=cat.validated_unit_costs(schema))
+                              kappa=lab.validated_kappa(), units=cat.validated_unit_costs(schema),
+                              linear_map=linear_map)
 
     @property
     def kappa(self) -> float:
@@ -221,11 +253,14 @@ class GroundMetric(ParamsMixin):
             if isinstance(w, Real) and not isinstance(w, bool):
                 return float(w) * factor
             return np.asarray(w, dtype=float) * factor
-        num_w = scale(num.weights)
+        # a matrix cost scales by its matrix (its weights only mark immutable columns)
+        matrix = getattr(num, "matrix", None)
+        num_w = scale(num.weights) if matrix is None else num.weights
         # MismatchCost with p != 1: D scales by factor when every delta_l scales by factor.
         cat_scaled = copy.deepcopy(cat)
         cat_scaled.weights = scale(cat.weights)
-        num_scaled = NormCost(p=num.p, weights=num_w, scale=num.scale)
+        num_scaled = NormCost(p=num.p, weights=num_w, scale=num.scale,
+                              matrix=None if matrix is None else matrix * factor)
         if num.fitted_scale:
             num_scaled.fitted_scale = copy.deepcopy(num.fitted_scale)
         return GroundMetric(num_scaled, cat_scaled, LabelCost(kappa=lab.kappa * factor))

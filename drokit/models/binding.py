@@ -4,6 +4,10 @@
 DROInstance` of the data under the model's encoding, with the model's coefficients.  ``dk.worst_case``,
 ``dk.stability``, ``dk.feature_stability`` and ``dk.stability_curve`` use it; its check of ``X`` is
 :func:`~drokit.validation.check_features`, the same as the estimators' ``predict``.
+
+With a matrix numerical cost ``||M (x - x')||_p`` the instance is in the coordinates ``x~ = M x``
+(:meth:`~drokit.Problem.bind`) and so are the returned coefficients: ``beta~ = M^{-T} beta`` of the model's ``beta``
+(:mod:`drokit.metrics.linear_map`); ``inst.metric.linear_map`` maps points back.
 """
 
 from __future__ import annotations
@@ -33,7 +37,8 @@ class FittedBinding(NamedTuple):
 
 def bind_fitted_model(model, X, y, ambiguity=None, *, schema: Optional[FeatureSchema] = None, loss=None,
                       sample_weight=None, where: str = "worst_case") -> FittedBinding:
-    """The :class:`DROInstance` of ``(X, y)`` under a fitted linear model's encoding, plus its parameters.
+    """The :class:`DROInstance` of ``(X, y)`` under a fitted linear model's encoding, plus its parameters (in the
+    coordinates ``x~ = M x`` of a matrix cost: see the module docstring).
 
     Parameters
     ----------
@@ -136,8 +141,13 @@ def bind_fitted_model(model, X, y, ambiguity=None, *, schema: Optional[FeatureSc
     elif y is None:
         raise DataError(f"y is required: the {where} risk is of the loss on (X, y)")
     problem, moment = _moment_parts(problem)
+    if moment is not None:
+        from .problem import refuse_matrix_cost
+        refuse_matrix_cost(problem.ambiguity.metric, "an OTMoment set (MOT-DRO)")
     inst = problem.bind(X, y, schema=schema, handle_unknown=handle_unknown, classes=classes,
                         sample_weight=sample_weight)
+    if inst.metric.linear_map is not None:               # the model's beta in the instance's coordinates x~ = M x
+        coef = inst.metric.linear_map.coef_forward(coef)
     if moment is not None:
         from .mot_problem import mot_instance
         mot_instance(inst, *moment[1:])                  # the squared numerical cost with numerical moves: refused

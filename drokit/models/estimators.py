@@ -307,6 +307,9 @@ class DROClassifier(ClassifierMixin, DROLinearModel):
                                  verbose=self.verbose, categorical_features=self.categorical_features,
                                  categories=self.categories, sample_weight=sample_weight,
                                  max_configurations=int(self.max_configurations), time_limit=self.time_limit)
+        linear_map = problem.linear_map(schema)      # a matrix cost: fitted in x~ = M x, coef_ in the original x
+        if linear_map is not None:
+            result = linear_map.result_back(result)
         self._remember(X, schema, component(problem, "ambiguity"), result)
         self.classes_ = classes
         self.coef_ = result.coef.copy()

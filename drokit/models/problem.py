@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import time
+from dataclasses import replace
 from typing import Optional
 
 import numpy as np
@@ -19,7 +20,7 @@ from ..ambiguity.ot_moment import OTMoment
 from ..ambiguity.wasserstein import Wasserstein
 from ..methods import MAX_CONFIGURATIONS, compile_instance
 from ..params import component, nonnegative_real
-from ..exceptions import DataError, ParameterError
+from ..exceptions import DataError, FitInterrupted, ParameterError, SolverError
 from ..losses import Loss, get_loss
 from ..losses.base import CLASSIFICATION, REGRESSION
 from ..metrics.scales import warn_raw_units, with_fitted_scales
@@ -126,7 +127,12 @@ class Problem:
         class only; a label outside ``classes`` raises :class:`~drokit.DataError`); by default the
         labels are taken from ``y`` (+-1 as they are, otherwise the larger of two labels is +1).
         ``sample_weight``: nonnegative weights of the samples; the nominal distribution is then
-        ``P_N = sum_n p_n delta_n`` with ``p = sample_weight / sum(sample_weight)``."""
+        ``P_N = sum_n p_n delta_n`` with ``p = sample_weight / sum(sample_weight)``.
+
+        A matrix numerical cost ``||M (x - x')||_p`` binds in the coordinates ``x~ = M x``: the instance's
+        numerical data are ``X M'`` (mutable columns), its metric the unit-weight norm, and ``inst.metric.linear_map``
+        keeps ``M`` (:mod:`drokit.metrics.linear_map`); a model of this instance has coefficients ``beta~ = M^{-T}
+        beta``."""
         loss = self.resolved_loss()
         if getattr(loss, "outer_approximation", False):  # its tangents grow during a solve: not the user's copy
             loss = copy.deepcopy(loss)
@@ -148,12 +154,21 @@ class Problem:
                 y_enc, _ = encode_binary_labels(y, data.n_samples)
         else:
             y_enc = check_target(y, data.n_samples)
-        resolved = metric.resolve(schema)
+        resolved = metric.resolve(schema, transformed=True)
+        if resolved.linear_map is not None:
+            _check_matrix_cost(loss, amb)
+            data = replace(data, X=resolved.linear_map.points_forward(data.X))
         return DROInstance(loss=loss, task=task, schema=schema, data=data, y=y_enc, metric=resolved,
                            radius=radius, fit_intercept=bool(self.fit_intercept),
                            sample_weight=sample_probabilities(sample_weight, data.n_samples),
                            l1_penalty=self.validated_penalty("l1_penalty"),
                            l2_penalty=self.validated_penalty("l2_penalty"))
+
+    def linear_map(self, schema: FeatureSchema):
+        """The change of coordinates ``x~ = M x`` that :meth:`bind` applies to data of ``schema`` (a
+        :class:`~drokit.metrics.linear_map.LinearMap` for a matrix numerical cost, else ``None``)."""
+        metric = getattr(component(self, "ambiguity"), "validated_metric", None)
+        return None if metric is None else metric().resolve(schema, transformed=True).linear_map
 
     def compile(self, X, y, method: str = "auto", *, categorical_features=None, categories="auto",
                 max_configurations: int = MAX_CONFIGURATIONS, sample_weight=None) -> "CompiledProblem":
@@ -172,6 +187,7 @@ class Problem:
             # optimal transport with a moment constraint binds to a MOTInstance, which the "mot" method compiles
             from .mot_problem import CompiledMOT, mot_instance
             metric, rho, theta1, theta2, divergence, exponent = ambiguity.training_parts()
+            refuse_matrix_cost(metric, "an OTMoment set (MOT-DRO)")
             ball = copy.copy(self)
             ball.ambiguity = Wasserstein(metric, radius=rho)     # the data bound with the set's metric d and budget
             training = ball.bind(X, y, categorical_features=categorical_features, categories=categories,
@@ -187,13 +203,60 @@ class Problem:
             return CompiledIntersection(bound, compiled, time.perf_counter() - t0)
         inst = self.bind(X, y, categorical_features=categorical_features, categories=categories,
                          sample_weight=sample_weight)
-        warn_raw_units(inst.metric.numerical, inst.data.X, inst.schema.numerical_names,
-                       np.asarray(inst.metric.gamma, dtype=float))
+        if inst.metric.linear_map is not None and inst.penalized:
+            raise ParameterError("l1_penalty / l2_penalty penalize the coefficients in the original coordinates, "
+                                 "which a NormCost with a matrix fits in x~ = M x (beta = M' beta~): use 0 with a "
+                                 "matrix cost")
+        if inst.metric.linear_map is None:    # a matrix cost is the user's choice of units
+            warn_raw_units(inst.metric.numerical, inst.data.X, inst.schema.numerical_names,
+                           np.asarray(inst.metric.gamma, dtype=float))
         fitted_on = inst.fitting_view()
         compiled = compile_instance(fitted_on, method, max_configurations)
-        out = CompiledProblem(fitted_on, compiled, time.perf_counter() - t0, evaluation_instance=inst)
+        kind = CompiledProblem if inst.metric.linear_map is None else CompiledInCoordinates
+        out = kind(fitted_on, compiled, time.perf_counter() - t0, evaluation_instance=inst)
         out.max_configurations = int(max_configurations)
         return out
+
+
+class CompiledInCoordinates(CompiledProblem):
+    """The compiled problem of a matrix numerical cost ``||M (x - x')||_p``: the program is built on the data
+    ``x~ = M x`` with the unit-weight norm (:meth:`Problem.bind`), and :meth:`solve` returns the model in the
+    original coordinates, ``beta = M' beta~`` (:meth:`~drokit.metrics.linear_map.LinearMap.result_back`; also the
+    result carried by a :class:`~drokit.SolverError` or :class:`~drokit.FitInterrupted`).  Objective, bounds and
+    multipliers are invariant; the program, its exports and ``result.primal`` stay in ``x~``."""
+
+    def solve(self, *args, **kwargs):
+        """:meth:`CompiledProblem.solve`, with the model mapped back to the original coordinates."""
+        linear_map = self.evaluation_instance.metric.linear_map
+        try:
+            result = super().solve(*args, **kwargs)
+        except (SolverError, FitInterrupted) as exc:
+            exc.result = linear_map.result_back(getattr(exc, "result", None))
+            raise
+        return linear_map.result_back(result)
+
+
+def refuse_matrix_cost(metric, where: str) -> None:
+    """Raise :class:`ParameterError` when ``metric`` (a GroundMetric) has a matrix numerical cost, which ``where``
+    does not support (the change of coordinates ``x~ = M x`` does not flow through it)."""
+    from ..metrics.ground import GroundMetric
+    if isinstance(metric, GroundMetric) and getattr(component(metric, "numerical"), "matrix", None) is not None:
+        raise ParameterError(f"a NormCost with a matrix (||M (x - x')||_p) is not supported with {where} yet: use "
+                             f"a diagonal NormCost(p, weights=...), or transform the numerical columns yourself "
+                             f"(X_num @ M.T) and use NormCost(p) on them")
+
+
+def _check_matrix_cost(loss: Loss, ambiguity) -> None:
+    """What the change of coordinates of a matrix cost does not carry where data are bound
+    (:mod:`drokit.metrics.linear_map`): an adversarial loss (an l_p attack in the original coordinates) and
+    intersections (the auxiliary sample and the emptiness check are in raw units).  The penalties are refused
+    where a model is fitted (:meth:`Problem.compile`): they penalize ``beta``, not ``beta~``."""
+    from ..ambiguity.intersection import Intersection
+    if isinstance(ambiguity, Intersection):
+        refuse_matrix_cost(ambiguity.validated_metric(), "an Intersection of Wasserstein balls")
+    if getattr(loss, "at", None) is not None:
+        raise ParameterError(f"an adversarial loss ({loss!r}) attacks an l_p ball in the original coordinates, which "
+                             f"a NormCost with a matrix fits in x~ = M x: use a diagonal NormCost with it")
 
 
 def _needs_scales(ambiguity) -> bool:
@@ -227,5 +290,5 @@ def sample_probabilities(sample_weight, n_samples: int):
 
 #: the declaration here; the compiled problem, its solve and its certificate in :mod:`.compiled` and
 #: :mod:`.certification` (names re-exported for the old import path)
-__all__ = ["Problem", "CompiledProblem", "sample_probabilities", "ON_INACCURATE", "CERTIFIED_GAP", "LOWER_BOUND_RTOL",
-           "BOUND_ROUNDING", "SEPARABLE_LOG_LOSS"]
+__all__ = ["Problem", "CompiledProblem", "CompiledInCoordinates", "refuse_matrix_cost", "sample_probabilities",
+           "ON_INACCURATE", "CERTIFIED_GAP", "LOWER_BOUND_RTOL", "BOUND_ROUNDING", "SEPARABLE_LOG_LOSS"]

@@ -10,6 +10,13 @@ which is the plain numeric ``X`` when there are no categorical columns) -- both 
 scikit-learn ``MLPClassifier`` (gradient ascent on the numerical features, exact enumeration of a
 categorical feature's levels in the feature criterion), or a callable ``loss_and_grad(X, y) -> (losses,
 gradients)`` on numeric ``X``.
+
+A matrix numerical cost ``||M (x - x')||_2^2`` (:class:`~drokit.NormCost` ``matrix=M``, e.g.
+``NormCost.mahalanobis(Sigma)``, in the :class:`~drokit.OTMoment`'s metric) is evaluated for linear models in the
+coordinates ``x~ = M x`` (:func:`drokit.models.binding.bind_fitted_model`; :mod:`drokit.metrics.linear_map`), and
+the moved points of :func:`stability` are mapped back, ``x = M^{-1} x~``.  MLPs and callables move the raw features
+with per-feature weights, and :func:`feature_stability` moves one original feature at a time (a direction that is
+not a coordinate of ``x~``): both refuse a matrix cost.
 """
 
 from __future__ import annotations
@@ -163,8 +170,13 @@ def bind_model(model, X, y, ambiguity: OTMoment, *, loss=None, schema=None, step
     from ...validation import check_array_2d
     from ...schema import FeatureSchema
 
+    from ...models.problem import refuse_matrix_cost
+
     metric = ambiguity.validated_metric()
     ball = Wasserstein(metric, radius=0.0)  # only its metric is used: encoding and weights
+    if (callable(model) and not hasattr(model, "predict")) or type(model).__name__ == "MLPClassifier":
+        refuse_matrix_cost(metric, f"{where} of an MLP or a callable (they move the raw features; linear models "
+                                   f"support it)")
     if callable(model) and not hasattr(model, "predict"):
         return _bind_callable(model, X, y, metric, steps)
     if type(model).__name__ == "MLPClassifier":
@@ -331,6 +343,18 @@ def stability(model, X, y, risk: float, ambiguity: OTMoment | None = None, *, lo
     res = solve_stability(adversary, risk, theta1, theta2, divergence, verbose=verbose, xtol=xtol,
                           sample_weight=sample_weight)
     res.notes.extend(bound.notes)
+    return _points_in_original_coordinates(res, bound)
+
+
+def _points_in_original_coordinates(res: StabilityResult, bound: BoundModel) -> StabilityResult:
+    """The moved points of ``res`` (numerical columns of ``res.atoms``) mapped back from the coordinates
+    ``x~ = M x`` of a matrix cost, ``x = M^{-1} x~``; ``res`` as it is otherwise."""
+    linear_map = bound.inst.metric.linear_map if bound.kind == "linear" else None
+    if linear_map is None or res.atoms is None:
+        return res
+    names = list(bound.inst.schema.numerical_names)
+    if all(name in res.atoms.columns for name in names):
+        res.atoms[names] = linear_map.points_back(res.atoms[names].to_numpy(dtype=float))
     return res
 
 
@@ -400,6 +424,10 @@ def feature_stability(model, X, y, risk: float, ambiguity: OTMoment | None = Non
     amb = _ambiguity(ambiguity)
     theta1, theta2, divergence = amb.validated()
     bound = bind_model(model, X, y, amb, loss=loss, schema=schema, steps=steps, where="feature_stability")
+    if bound.kind == "linear" and bound.inst.metric.linear_map is not None:
+        raise ParameterError("feature_stability moves one original feature at a time, which a NormCost with a matrix "
+                             "(||M (x - x')||) prices along a column of M, not a coordinate: use a diagonal NormCost "
+                             "(weights=...) for the per-feature criteria, or dk.stability for the whole feature set")
     names = list(bound.feature_names) if features is None else list(features)
     unknown = [n for n in names if n not in bound.feature_names]
     if unknown:
