@@ -220,11 +220,13 @@ def mot_certified_lower_bound(inst: DROInstance, atoms, intercept: float, coef: 
         candidate = mot_lagrangian_bound(inst, rows, mass, better, **options)
         if candidate.value > best.value:
             best = candidate
+    tried = set()
     for rows_ in candidates or ():
         if upper is None or upper - best.value <= tol * gap_scale(upper):
             break
-        if not 0 < rows_.size <= KKT_MAX_ROWS:
-            continue
+        if not 0 < rows_.size <= KKT_MAX_ROWS or rows_.size in tried:
+            continue                # the sets widen (nested): one of a size already tried is the same set
+        tried.add(rows_.size)
         # ties: the optimum's multipliers spread mass over tied rows (or samples at CVaR's value at risk) that the
         # worst case names one at a time; the restricted dual chooses them
         point = mot_kkt_multipliers(inst, rows_, intercept, coef, **options)
