@@ -20,34 +20,40 @@ cp = pytest.importorskip("cvxpy")
 EPS, ALPHA = 0.1, 0.15
 
 
-def _numerical_reference(X, y, loss, p_attack, q, kappa, task="classification"):
+def _numerical_reference(X, y, loss, p_attack, q, kappa, task="classification", radius=EPS, immutable=(), alpha=ALPHA):
     """DR-ARO on numerical features from the spec, in cvxpy: ``min lam eps + mean_n s_n`` with ``s_n >= L_att(own
     label)``, ``s_n >= L_att(flipped) - lam kappa`` (classification, finite kappa), ``tau >= alpha ||beta||_{p*}``,
-    ``lip ||beta||_{q*} <= lam``; ``L_att`` is ``L(y f - tau)`` (classification) or ``max L(r +- tau)`` (regression)."""
+    ``lip ||beta_M||_{q*} <= lam`` (``M`` the features not ``immutable``); ``L_att`` is ``L(y f - tau)``
+    (classification) or ``max L(r +- tau)`` (regression).  At radius 0, adversarial training: ``min mean_n L_att``."""
     N, n = X.shape
     beta, b = cp.Variable(n), cp.Variable()
     lam, tau = cp.Variable(nonneg=True), cp.Variable()
     f = X @ beta + b
     L = {"logistic": lambda z: cp.logistic(-z), "hinge": lambda z: cp.pos(1 - z),
          "absolute": cp.abs, "huber": lambda r: cp.huber(r, 1.0) / 2}[loss]
-    cons = [tau >= ALPHA * cp.norm(beta, _dual(p_attack)), cp.norm(beta, _dual(q)) <= lam]
+    mutable = [j for j in range(n) if j not in immutable]
+    cons = [tau >= alpha * cp.norm(beta, _dual(p_attack))]
+    if radius > 0 and mutable:
+        cons.append(cp.norm(beta[mutable], _dual(q)) <= lam)
     if task == "regression":
         r = f - y
         s = cp.maximum(L(r + tau), L(r - tau))
     else:
         s = L(cp.multiply(y, f) - tau)
-        if np.isfinite(kappa):
+        if np.isfinite(kappa) and radius > 0:
             t = cp.Variable(N)
             cons += [t >= s, t >= L(-cp.multiply(y, f) - tau) - lam * kappa]
             s = t
-    prob = cp.Problem(cp.Minimize(EPS * lam + cp.sum(s) / N), cons)
+    prob = cp.Problem(cp.Minimize(radius * lam + cp.sum(s) / N), cons)
     prob.solve(solver="CLARABEL", tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
     return prob.value
 
 
-def _problem(loss, p_attack, q, kappa, task="classification", alpha=ALPHA):
-    metric = dk.GroundMetric(numerical=dk.NormCost(p=q), label=dk.LabelCost(kappa))
-    return dk.Problem(Adversarial(loss, norm=p_attack, budget=alpha), dk.Wasserstein(metric, EPS), task=task)
+def _problem(loss, p_attack, q, kappa, task="classification", alpha=ALPHA, radius=EPS, immutable=(), n=3):
+    norm = dk.NormCost(p=q, weights=np.array([np.inf if j in immutable else 1.0 for j in range(n)])) if immutable \
+        else dk.NormCost(p=q)
+    metric = dk.GroundMetric(numerical=norm, label=dk.LabelCost(kappa))
+    return dk.Problem(Adversarial(loss, norm=p_attack, budget=alpha), dk.Wasserstein(metric, radius), task=task)
 
 
 def _regression_data(n_samples=30, seed=0):
@@ -176,3 +182,91 @@ def test_mutation_with_a_larger_attack_ball_breaks_the_bound(monkeypatch):
     value = lb.lagrangian_bound(_problem(loss, p_attack, q, kappa).bind(X, y), point.rows, point.mass,
                                 point.slopes).value
     assert value > ref + 1e-3
+
+
+# ------------------------------------------------------------------ attacked free columns
+#: (loss, attack norm, ground norm, kappa, radius): an immutable numerical feature (a free column the attack still
+#: moves) at a positive radius, and adversarial training (radius 0: every numerical column free and attacked)
+FREE_ATTACKED_CASES = [("logistic", 2, 2, np.inf, EPS), ("logistic", 1, np.inf, 0.8, EPS), ("hinge", np.inf, 1, 0.8, EPS),
+                       ("logistic", 2, 2, np.inf, 0.0), ("hinge", np.inf, 1, np.inf, 0.0), ("logistic", 1, 1, 0.8, 0.0)]
+
+
+@pytest.mark.parametrize("loss,p_attack,q,kappa,radius", FREE_ATTACKED_CASES)
+def test_weak_duality_with_attacked_free_columns(loss, p_attack, q, kappa, radius):
+    """Feature 0 immutable (or radius 0): the attacked free columns' sums are held in the attack's ball, ``h_F = g_F``,
+    the norm-priced columns get what the ball has left; random points stay below the independent optimum."""
+    X, y = _data()
+    ref = _numerical_reference(X, y, loss, p_attack, q, kappa, radius=radius, immutable=(0,))
+    inst = _problem(loss, p_attack, q, kappa, radius=radius, immutable=(0,)).bind(X, y)
+    rng = np.random.default_rng(13)
+    values = [lb.lagrangian_bound(inst, *point).value for point in _random_points(inst, rng)]
+    assert all(v <= ref + 1e-9 * max(1.0, abs(ref)) for v in values), (values, ref)
+    assert sum(np.isfinite(values)) >= 4
+
+
+@pytest.mark.parametrize("loss,p_attack,q", [("absolute", 2, 2), ("huber", np.inf, 1)])
+@pytest.mark.parametrize("radius", [0.0, EPS])
+def test_weak_duality_with_attacked_free_columns_regression(loss, p_attack, q, radius):
+    X, y = _regression_data()
+    ref = _numerical_reference(X, y, loss, p_attack, q, np.inf, task="regression", radius=radius, immutable=(0,))
+    inst = _problem(loss, p_attack, q, np.inf, task="regression", radius=radius, immutable=(0,), n=2).bind(X, y)
+    rng = np.random.default_rng(14)
+    values = [lb.lagrangian_bound(inst, *point).value for point in _random_points(inst, rng)]
+    assert all(v <= ref + 1e-9 * max(1.0, abs(ref)) for v in values), (values, ref)
+    assert sum(np.isfinite(values)) >= 4
+
+
+@pytest.mark.parametrize("smoothed", [True, False], ids=["smoothed", "kkt"])
+@pytest.mark.parametrize("loss,p_attack,q,kappa,radius", FREE_ATTACKED_CASES)
+def test_fitted_models_with_attacked_free_columns_are_certified(loss, p_attack, q, kappa, radius, smoothed,
+                                                               monkeypatch):
+    """Such fits were certified only by the solver's dual objective (the attacked free columns' sums were held at 0):
+    now by the Lagrangian bound, through the smoothed primal and (turned off) through the multiplier program."""
+    import drokit.certificates.smoothed_point as sm
+    if not smoothed:
+        monkeypatch.setattr(sm, "TEMPERATURES", ())
+    X, y = _data()
+    res = _problem(loss, p_attack, q, kappa, radius=radius, immutable=(0,)).compile(X, y).solve()
+    _assert_certified(res, _numerical_reference(X, y, loss, p_attack, q, kappa, radius=radius, immutable=(0,)))
+
+
+@pytest.mark.parametrize("radius", [0.0, EPS])
+def test_fitted_adversarial_regressions_with_attacked_free_columns_are_certified(radius):
+    X, y = _regression_data()
+    res = _problem("huber", np.inf, 1, np.inf, task="regression", radius=radius, immutable=(0,), n=2).compile(X, y).solve()
+    _assert_certified(res, _numerical_reference(X, y, "huber", np.inf, 1, np.inf, task="regression", radius=radius,
+                                                immutable=(0,)))
+
+
+def _free_attacked_strong_point(X, y, loss, p_attack, q, kappa, radius):
+    strong = _problem(loss, p_attack, q, kappa, alpha=10 * ALPHA, radius=radius, immutable=(0,))
+    res = strong.compile(X, y).solve()
+    point = lb.certified_lower_bound(strong.bind(X, y), res.intercept, res.coef)
+    assert point.value >= res.upper_bound - 1e-5
+    return point
+
+
+@pytest.mark.parametrize("loss,p_attack,q,kappa,radius", [FREE_ATTACKED_CASES[0], FREE_ATTACKED_CASES[3],
+                                                          FREE_ATTACKED_CASES[4]])
+def test_weak_duality_with_attacked_free_columns_at_a_stronger_attack(loss, p_attack, q, kappa, radius):
+    X, y = _data()
+    ref = _numerical_reference(X, y, loss, p_attack, q, kappa, radius=radius, immutable=(0,))
+    point = _free_attacked_strong_point(X, y, loss, p_attack, q, kappa, radius)
+    assert point.value > ref + 1e-2
+    inst = _problem(loss, p_attack, q, kappa, radius=radius, immutable=(0,)).bind(X, y)
+    assert lb.lagrangian_bound(inst, point.rows, point.mass, point.slopes).value <= ref + 1e-9 * max(1.0, abs(ref))
+
+
+@pytest.mark.parametrize("loss,p_attack,q,kappa,radius", [FREE_ATTACKED_CASES[0], FREE_ATTACKED_CASES[3],
+                                                          FREE_ATTACKED_CASES[4]])
+def test_mutation_ignoring_the_attacked_free_columns_in_the_ball_breaks_the_bound(loss, p_attack, q, kappa, radius,
+                                                                                  monkeypatch):
+    """The attacked free columns' sums kept whatever their size and not charged to the attack's ball: at the stronger
+    attack's point the bound exceeds the optimum, so the test above can fail."""
+    X, y = _data()
+    ref = _numerical_reference(X, y, loss, p_attack, q, kappa, radius=radius, immutable=(0,))
+    point = _free_attacked_strong_point(X, y, loss, p_attack, q, kappa, radius)
+    monkeypatch.setattr(lg, "_into_ball", lambda r, radius, p: r)
+    monkeypatch.setattr(lg, "_ball_left", lambda g, radius, p: radius)
+    inst = _problem(loss, p_attack, q, kappa, radius=radius, immutable=(0,)).bind(X, y)
+    assert lb.lagrangian_bound(inst, point.rows, point.mass, point.slopes).value > ref + 1e-3

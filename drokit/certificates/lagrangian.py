@@ -44,8 +44,15 @@ Adversarial losses (DR-ARO, selvi2025 thesis Cor. 8: ``L(u - alpha ||beta_x||_{p
 and ``sup_{|delta| <= c} (alpha_k (u + delta)) = alpha_k u + |alpha_k| c`` gives, with ``L`` the attacked (inner)
 loss, ``L_attacked(u_k) >= alpha_k u_k + |alpha_k| c(beta) - L*(alpha_k)`` for every slope.  The Lagrangian gains
 ``A ||beta_x||_{p*}`` with ``A = alpha sum_k m_k |alpha_k| >= 0``, and ``min_beta (h' beta + A ||beta||_{p*}) = 0`` for
-``||h||_p <= A``: the norm-priced columns' sums split once more, ``g_L = g_1 + g_2 + h`` (:func:`attack_offset`), the
-budget paying only ``g_1``.  The slopes start at ``L'`` of the attacked argument (``u - c`` at the model).
+``||h||_p <= A``: the norm-priced columns' sums split once more, ``g_L = g_1 + g_2 + h_L`` (:func:`attack_offset`), the
+budget paying only ``g_1``.  The attack moves every numerical feature, the immutable ones too (free columns; at radius
+0, adversarial training, every numerical column is free): their sums need not vanish but may be the attack's part
+``h_F = g_F``, the ball ``||(h_F, h_L)||_p <= A`` then leaving ``(A^p - ||g_F||_p^p)^(1/p)`` to ``h_L`` (``A`` for ``p
+= inf``; :func:`attacked_free_columns`, :func:`_ball_left`): the repair aims them at their value brought into the ball
+(:func:`_into_ball`), or, failing that, at 0.  The slopes start at ``L'`` of the attacked argument (``u - c`` at the
+model).  Where ties or the model's error keep that point from the optimum, the certificate takes its multipliers from
+a smoothed primal solved by Newton's method (:mod:`.smoothed_point`) or, for piecewise-affine losses, from the
+multiplier program on the rows that are not settled (:mod:`.lower_bound`).
 """
 
 from __future__ import annotations
@@ -86,7 +93,7 @@ SPLIT_SEARCH_MAX = 20
 class LowerBound:
     """A certified lower bound ``value`` on the optimal value and the dual point that proves it: the rows,
     their masses and slopes after the repair, the budget mixing weight ``scale`` (1 = no mixing) and the
-    largest free-column residual ``|g_F|`` left (rounding)."""
+    largest free-column residual ``|g_F|`` left (rounding); ``search``: what the search that found it tried."""
 
     value: float
     rows: "ConfigurationRows | FractionalRows"
@@ -94,6 +101,8 @@ class LowerBound:
     slopes: np.ndarray
     scale: float
     residual: float
+    #: how :func:`~drokit.certificates.lower_bound.certified_lower_bound` searched for the point (None elsewhere)
+    search: Optional[dict] = None
 
 
 def attacked_loss(inst: DROInstance):
@@ -198,24 +207,37 @@ def lagrangian_bound(inst: DROInstance, rows: ConfigurationRows, mass: np.ndarra
         priced_target = np.clip(g0[priced], -l1, l1)
     # the free columns' conditions, keeping g_L (the budget) as it is when the rows allow it; with an l1 penalty
     # alone the penalized columns aim at g clipped into [-l1, l1], else at 0 (inside that box, and reachable
-    # where the clipped value is not: rows of one label reach only one sign)
-    kept = np.concatenate([exact, priced_cols, limited])
-    n_free = exact.size + priced_cols.size
+    # where the clipped value is not: rows of one label reach only one sign).  Attacked free columns (immutable
+    # numerical features; at radius 0 every numerical one) may instead keep g inside the attack's ball
+    attacked = attacked_free_columns(inst, exact) if alpha > 0 else exact[:0]
+    plain = np.setdiff1d(exact, attacked)
+    kept = np.concatenate([plain, attacked, priced_cols, limited])
+    n_free = kept.size - limited.size
     targets = [priced_target] + ([np.zeros(priced_cols.size)] if priced_cols.size else [])
-    repaired = None
-    for aim in targets:
-        target = np.concatenate([np.zeros(exact.size), aim, g0[limited]])
-        repaired = repair_free_columns(A[:, kept], target, mass, sigma, slopes, room, lo, hi, bvls)
-        if repaired is None and limited.size:
-            repaired = repair_free_columns(A[:, kept[:n_free]], target[:n_free], mass, sigma, slopes, room, lo, hi,
-                                           bvls)
+    plans = ([_into_ball(g0[attacked], alpha * float(mass @ np.abs(slopes)), attack_p)] if attacked.size else []) \
+        + [np.zeros(attacked.size)]
+    repaired, ball_left = None, None
+    for attack_aim in plans:
+        for aim in targets:
+            target = np.concatenate([np.zeros(plain.size), attack_aim, aim, g0[limited]])
+            repaired = repair_free_columns(A[:, kept], target, mass, sigma, slopes, room, lo, hi, bvls)
+            if repaired is None and limited.size:
+                repaired = repair_free_columns(A[:, kept[:n_free]], target[:n_free], mass, sigma, slopes, room, lo,
+                                               hi, bvls)
+            if repaired is not None:
+                break
+        if repaired is not None and attacked.size:
+            g_att = A[:, attacked].T @ (mass * repaired * sigma)
+            ball_left = _ball_left(g_att, alpha * float(mass @ np.abs(repaired)), attack_p)
+            if ball_left is None:          # the attack's ball does not hold the attacked free columns' sums
+                repaired = None
         if repaired is not None:
             break
     if repaired is None:
         return LowerBound(-np.inf, rows, mass, slopes, 1.0, float(np.max(np.abs(g0[exact]), initial=0.0)))
     slopes = repaired
     g = A.T @ (mass * slopes * sigma)
-    residual = float(np.max(np.abs(g[exact]), initial=0.0))
+    residual = float(np.max(np.abs(g[plain]), initial=0.0))
     if residual > RESIDUAL_RTOL * max(1.0, float(np.max(np.abs(mass * slopes), initial=0.0))):
         return LowerBound(-np.inf, rows, mass, slopes, 1.0, residual)
     value = mass * (-slopes * shift - conjugate(loss, slopes))
@@ -223,8 +245,41 @@ def lagrangian_bound(inst: DROInstance, rows: ConfigurationRows, mass: np.ndarra
     # at radius 0 the ball holds P_N and its costless moves: masses on costly rows are mixed away (t = 0)
     lam0 = loss.lipschitz / float(inst.metric.kappa) \
         if not inst.is_classification and np.isfinite(inst.metric.kappa) else 0.0
-    attack = (attack_p, alpha * float(mass @ np.abs(slopes))) if alpha > 0 else None
+    reach = alpha * float(mass @ np.abs(slopes))
+    attack = (attack_p, reach if ball_left is None else ball_left) if alpha > 0 else None
     return _budget_bound(inst, rows, mass, slopes, residual, value, g, priced, limited, S_c, float(lam0), coef, attack)
+
+
+def attacked_free_columns(inst: DROInstance, exact: np.ndarray) -> np.ndarray:
+    """The free columns among ``exact`` that an adversarial loss attacks: numerical features' columns (immutable ones;
+    at radius 0 every one not fixed), none with a penalty (their sums are then priced by it)."""
+    if inst.penalized or not hasattr(inst.loss, "at"):
+        return exact[:0]
+    offset = 1 if inst.fit_intercept else 0
+    return exact[(exact >= offset) & (exact < offset + inst.n_numerical)]
+
+
+def _into_ball(r: np.ndarray, radius: float, p: float) -> np.ndarray:
+    """``r`` brought into the ball ``||.||_p <= radius (1 - 1e-9)`` (clipped for ``p = inf``, scaled otherwise): the
+    attacked free columns' target in the repair, which keeps them as they are when they fit."""
+    radius = radius * (1.0 - 1e-9)
+    if np.isinf(p):
+        return np.clip(r, -radius, radius)
+    norm = float(np.linalg.norm(r, ord=p))
+    return r if norm <= radius else r * (radius / norm)
+
+
+def _ball_left(g_att: np.ndarray, radius: float, p: float) -> Optional[float]:
+    """The radius the attack's ball ``||h||_p <= radius`` leaves to the norm-priced columns once its attacked free
+    columns' part is ``h_F = g_att`` (their sums: the budget does not pay free columns): ``(radius^p -
+    ||g_att||_p^p)^(1/p)`` (``radius^p`` lowered by ``1e-12`` of itself: rounding's worth), ``radius`` itself for ``p =
+    inf`` (a box); ``None`` when ``g_att`` is outside the ball."""
+    if np.isinf(p):
+        return radius if float(np.max(np.abs(g_att), initial=0.0)) <= radius else None
+    left = radius ** p * (1.0 - 1e-12) - float(np.sum(np.abs(g_att) ** p))
+    if not left >= 0:
+        return None
+    return left ** (1.0 / p)
 
 
 def _budget_bound(inst: DROInstance, rows, mass, slopes, residual, value, g, priced, limited, S_c, lam0,
@@ -243,10 +298,11 @@ def _budget_bound(inst: DROInstance, rows, mass, slopes, residual, value, g, pri
       penalized optimum), and with an l2 penalty the split that leaves the penalty the least within the budget
       (:func:`penalty_split`); then, from the best of these, the split maximizing the bound (:func:`searched_split`,
       up to :data:`SPLIT_SEARCH_MAX` columns);
-    * an adversarial loss (``attack = (p, A)``, ``A = alpha sum_k m_k |alpha_k|``) takes ``h`` with ``||h||_p <= A`` off
-      what the budget pays: ``g_1 = g_L - g_2 - h`` (:func:`attack_offset`);
+    * an adversarial loss (``attack = (p, A_L)``: ``A_L = A = alpha sum_k m_k |alpha_k|``, or what the ball leaves
+      once the attacked free columns took their part, :func:`_ball_left`) takes ``h_L`` with ``||h_L||_p <= A_L`` off
+      what the budget pays: ``g_1 = g_L - g_2 - h_L`` (:func:`attack_offset`);
     * a budget overspent (``spent > eps``) is met by mixing with the nominal rows at slope 0 (``m' = t m + (1 - t)
-      p``, ``t = eps / spent``: ``g`` and ``spent`` scale by ``t``; :attr:`LowerBound.scale`)."""
+      p``, ``t = eps / spent``: ``g``, ``spent``, ``A`` and ``A_L`` scale by ``t``; :attr:`LowerBound.scale`)."""
     loss = attacked_loss(inst)[0]
     eps, lip = float(inst.radius), float(loss.lipschitz)
     l1, l2 = float(inst.l1_penalty), float(inst.l2_penalty)

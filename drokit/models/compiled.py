@@ -22,7 +22,7 @@ from ..losses.builtin import Logistic
 from ..solvers import get_backend
 from ..solvers.base import solve_with_retries
 from ..run_control import RunControl
-from .certification import CERTIFIED_GAP, FitCertification, mark_inaccurate, unproven_bound
+from .certification import CERTIFIED_GAP, FitCertification, mark_inaccurate, resolve_futile, unproven_bound
 from .cutting_plane_fit import CuttingPlaneFit
 from ..instance import DROInstance
 from .result import FitResult, ProgramRecipe
@@ -289,7 +289,8 @@ class CompiledProblem(CuttingPlaneFit, FitCertification):
             notes.append(msg)
         notes += self._separable_warning(sol.primal_objective)
         result = self._result(sol, notes)
-        if certify_status and sol.status == "optimal" and (result.relative_gap > CERTIFIED_GAP or unproven_bound(result)):
+        open_gap = result.relative_gap > CERTIFIED_GAP or unproven_bound(result)
+        if certify_status and sol.status == "optimal" and open_gap and not resolve_futile(self.instance, result):
             result = self._tighter(result, backend, program, solver_options, verbose)
         if fallback_note is not None:
             result.auxiliary["barrier_fallback"] = fallback_note
@@ -303,7 +304,8 @@ class CompiledProblem(CuttingPlaneFit, FitCertification):
         the caller set the back-end's options), kept when its certificate is proven where the first was not, or its
         gap is smaller.  A hinge fit whose optimum is 0 (separable on an immutable feature, fuzz seed 22534):
         Clarabel's default answer has a worst-case risk of 2.7e-8, above the gap floor of 1e-8, and its dual
-        objective 2.66e-8 sat above the optimum."""
+        objective 2.66e-8 sat above the optimum.  Not run where it cannot help (:func:`~drokit.models.certification.
+        resolve_futile`)."""
         tight = backend.accuracy_options(1e-10)
         if not tight or solver_options:
             return result
