@@ -210,8 +210,6 @@ def kkt_multipliers(inst: DROInstance, rows: ConfigurationRows, intercept: float
     from ..conic.builder import Affine, ProgramBuilder
     from ..losses.conjugate import dual_hypograph
     from ..metrics.costs import NormCost
-    from ..solvers.base import solve_with_retries
-    from ..solvers.clarabel import ClarabelBackend
     loss, attack_p, attack_alpha = attacked_loss(inst)
     rows, u, direction = attack_pieces(inst, rows, intercept, coef)
     sigma, shift = inst.row_signs(rows.sample, rows.flip)
@@ -300,23 +298,37 @@ def kkt_multipliers(inst: DROInstance, rows: ConfigurationRows, intercept: float
     if not inst.is_classification and np.isfinite(inst.metric.kappa):
         value = value - spent * (lip / float(inst.metric.kappa))
     pb.minimize(-value)
+    point = solve_multiplier_program(pb, loss, u, control)
+    if point is None:
+        return None
+    mass, slopes = point
+    lo, hi = slope_domain(loss)
+    if fixed is not None:
+        rows = concat_rows([rows, fixed[0]])
+        mass, slopes = np.concatenate([mass, fixed[1]]), np.concatenate([slopes, fixed[2]])
+    return rows, mass, slopes, slope_room(slopes, lo, hi)
+
+
+def solve_multiplier_program(pb, loss, u: np.ndarray, control=None):
+    """Solve a multiplier program whose first two variables are the masses ``m`` and slope masses ``v = m alpha`` of
+    ``K = u.size`` rows (:func:`kkt_multipliers`, :func:`drokit.certificates.mot_lower_bound.mot_kkt_multipliers`)
+    once with Clarabel at 1e-10 (the point only has to be good: the repair makes it feasible, so an inaccurate answer
+    will do); ``(mass, slopes)`` with ``alpha = v / m`` in the slope domain (``L'(u)`` where ``m = 0``), or ``None``."""
+    from ..solvers.base import solve_with_retries
+    from ..solvers.clarabel import ClarabelBackend
+    K = u.size
     try:
         backend = ClarabelBackend()
-        # one solve: the point only has to be good, the repair makes it feasible (an inaccurate answer will do)
         sol = solve_with_retries(backend, pb.build(), backend.accuracy_options(1e-10), retry_inaccurate=False,
                                  control=control, stage="certificate")
-    except Exception:                              # the bound only improves on success
+    except Exception:                              # noqa: BLE001 -- the bound only improves on success
         return None
     if sol.x is None or sol.status not in ("optimal", "optimal_inaccurate"):
         return None
     lo, hi = slope_domain(loss)
     mass = np.maximum(sol.x[:K], 0.0)
     fallback = np.clip(np.asarray(loss.derivative(u), dtype=float), lo, hi)
-    slopes = np.clip(np.divide(sol.x[K:2 * K], mass, out=fallback, where=mass > 1e-300), lo, hi)
-    if fixed is not None:
-        rows = concat_rows([rows, fixed[0]])
-        mass, slopes = np.concatenate([mass, fixed[1]]), np.concatenate([slopes, fixed[2]])
-    return rows, mass, slopes, slope_room(slopes, lo, hi)
+    return mass, np.clip(np.divide(sol.x[K:2 * K], mass, out=fallback, where=mass > 1e-300), lo, hi)
 
 
 def _penalty_conjugate(pb, g, l1: float, l2: float, weight: float):

@@ -40,7 +40,7 @@ from ..losses.conjugate import conjugate, slope_domain
 from ..oracles.rows import ConfigurationRows
 from .erm_polish import polished_slopes
 from .lagrangian import LowerBound, initial_slopes, loss_arguments, row_matrix
-from .lower_bound import KKT_MAX_ROWS
+from .lower_bound import KKT_MAX_ROWS, solve_multiplier_program
 from .repair import RESIDUAL_RTOL, column_roles, repair_free_columns
 
 
@@ -128,8 +128,6 @@ def mot_kkt_multipliers(inst: DROInstance, rows: ConfigurationRows, intercept: f
     from ..conic.builder import Affine, ProgramBuilder
     from ..losses.conjugate import dual_hypograph
     from ..metrics.costs import NormCost
-    from ..solvers.base import solve_with_retries
-    from ..solvers.clarabel import ClarabelBackend
     divergence = get_divergence(divergence)
     loss = inst.loss
     u = loss_arguments(inst, rows, intercept, coef)
@@ -185,18 +183,11 @@ def mot_kkt_multipliers(inst: DROInstance, rows: ConfigurationRows, intercept: f
         pb.add_nonneg(Affine.vstack([over, over + rho - spent]))
         value = value - over * weight - spent * _label_floor(inst, theta1)
     pb.minimize(-value)
-    try:
-        backend = ClarabelBackend()
-        sol = solve_with_retries(backend, pb.build(), backend.accuracy_options(1e-10), retry_inaccurate=False,
-                                 control=control, stage="certificate")
-    except Exception:                              # noqa: BLE001 -- the bound only improves on success
+    point = solve_multiplier_program(pb, loss, u, control)
+    if point is None:
         return None
-    if sol.x is None or sol.status not in ("optimal", "optimal_inaccurate"):
-        return None
+    mass, slopes = point
     lo, hi = slope_domain(loss)
-    mass = np.maximum(sol.x[:K], 0.0)
-    fallback = np.clip(np.asarray(loss.derivative(u), dtype=float), lo, hi)
-    slopes = np.clip(np.divide(sol.x[K:2 * K], mass, out=fallback, where=mass > 1e-300), lo, hi)
     return rows, mass, slopes, np.maximum(np.minimum(slopes - lo, hi - slopes), 0.0)
 
 
