@@ -346,9 +346,9 @@ def test_refused_combinations():
         metric = dk.GroundMetric(numerical=cost)
         dk.DROClassifier(loss=dk.losses.Adversarial("logistic", norm=2, budget=0.1),
                          ambiguity=dk.Wasserstein(metric, radius=0.1)).fit(X, y)
-    with pytest.raises(ParameterError, match="MOT-DRO"):
-        dk.DROClassifier(ambiguity=dk.OTMoment(metric=dk.GroundMetric(numerical=cost), radius=0.1,
-                                               exponent=1)).fit(X[NUM], y)
+    with pytest.raises(ParameterError, match="l1_penalty"):
+        dk.DROClassifier(ambiguity=dk.OTMoment(metric=dk.GroundMetric(numerical=cost), radius=0.1, exponent=1),
+                         l1_penalty=0.1).fit(X[NUM], y)
     with pytest.raises(ParameterError, match="Intersection"):
         metric = dk.GroundMetric(numerical=cost)
         ball = dk.Wasserstein(metric, radius=0.5) & dk.Wasserstein(metric, radius=0.5, center=(X[NUM], y))
@@ -357,13 +357,28 @@ def test_refused_combinations():
         dk.wasserstein_distance(X[NUM], X[NUM] + 0.1, dk.GroundMetric(numerical=cost))
 
 
-def test_mot_worst_case_of_a_model_refused():
-    X, y = mixed(n=20)
-    clf = dk.DROClassifier(ambiguity=dk.Wasserstein(radius=0.05)).fit(X[NUM], y)
-    ot = dk.OTMoment(metric=dk.GroundMetric(numerical=dk.NormCost(p=2, matrix=random_matrix())), radius=0.1,
-                     exponent=1)
-    with pytest.raises(ParameterError, match="MOT-DRO"):
-        dk.worst_case(clf, X[NUM], y, ambiguity=ot)
+@pytest.mark.parametrize("divergence", ["kl", "chi2"])
+def test_mot_dro_with_a_matrix_cost_is_the_whitened_fit(divergence):
+    """MOT-DRO with ``||M (x - x')||`` equals the fit with the unit norm on ``X M'`` (coefficients mapped back by
+    ``beta = M' beta~``); its worst case equals its objective, with atoms in the original coordinates."""
+    X, y = mixed(n=40)
+    M = random_matrix()
+
+    def ot(numerical):
+        return dk.OTMoment(metric=dk.GroundMetric(numerical=numerical, label=dk.LabelCost(np.inf)), theta1=1.0,
+                           theta2=1.0, divergence=divergence, radius=0.1, exponent=1)
+    fitted = dk.DROClassifier(ambiguity=ot(dk.NormCost(p=2, matrix=M))).fit(X, y)
+    whitened = dk.DROClassifier(ambiguity=ot(dk.NormCost(p=2))).fit(transformed(X, M), y)
+    assert fitted.result_.status == "optimal"
+    assert fitted.result_.objective == pytest.approx(whitened.result_.objective, rel=1e-6)
+    k = len(NUM)
+    np.testing.assert_allclose(fitted.coef_.ravel()[:k], M.T @ whitened.coef_.ravel()[:k], rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(fitted.decision_function(X), whitened.decision_function(transformed(X, M)),
+                               rtol=1e-4, atol=1e-5)
+    worst = dk.worst_case(fitted, X, y)
+    assert worst.value == pytest.approx(fitted.result_.objective, rel=1e-6)
+    reference = dk.worst_case(whitened, transformed(X, M), y)
+    np.testing.assert_allclose(worst._X_num @ M.T, reference._X_num, rtol=1e-6, atol=1e-8)
 
 
 # ============================================================ scikit-learn conventions

@@ -208,8 +208,9 @@ def worst_case(model, X, y, ambiguity=None, *, method: str = "auto", schema=None
     if moment is not None:                               # an OT-with-moment set: samples move and are reweighted
         from .mot_worst_case_distribution import mot_worst_case_from_instance
         rho, theta1, theta2, divergence = moment
-        return mot_worst_case_from_instance(inst, intercept, coef, rho=rho, theta1=theta1, theta2=theta2,
-                                            divergence=divergence, classes=classes)
+        result = mot_worst_case_from_instance(inst, intercept, coef, rho=rho, theta1=theta1, theta2=theta2,
+                                              divergence=divergence, classes=classes)
+        return _in_original_coordinates(result, inst)
     result = worst_case_from_instance(inst, intercept, coef, method=method, classes=classes)
     return _in_original_coordinates(result, inst)
 

@@ -24,8 +24,7 @@ instance keeps it in ``inst.metric.linear_map``.
 What the change of coordinates does not carry, and drokit refuses with a matrix cost: the ``l1_penalty`` /
 ``l2_penalty`` (they penalize ``beta``, not ``beta~``), an adversarial loss (its attack is an l_p ball in the
 original coordinates), the ``scale`` of :class:`~drokit.NormCost` (fold the spreads into ``M``), per-feature weights
-other than ``1`` / ``np.inf`` (fold them into ``M``: ``M @ diag(w)``), OT-with-moment sets (MOT-DRO), intersections of
-balls, and the evaluations that work on raw data with per-feature weights (:func:`drokit.wasserstein_distance`,
+other than ``1`` / ``np.inf`` (fold them into ``M``: ``M @ diag(w)``), intersections of balls, and the evaluations that work on raw data with per-feature weights (:func:`drokit.wasserstein_distance`,
 :func:`drokit.evaluation.simulate_shift`, stability of MLPs and callables, :func:`drokit.feature_stability`).
 """
 

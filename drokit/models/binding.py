@@ -141,9 +141,6 @@ def bind_fitted_model(model, X, y, ambiguity=None, *, schema: Optional[FeatureSc
     elif y is None:
         raise DataError(f"y is required: the {where} risk is of the loss on (X, y)")
     problem, moment = _moment_parts(problem)
-    if moment is not None:
-        from .problem import refuse_matrix_cost
-        refuse_matrix_cost(problem.ambiguity.metric, "an OTMoment set (MOT-DRO)")
     inst = problem.bind(X, y, schema=schema, handle_unknown=handle_unknown, classes=classes,
                         sample_weight=sample_weight)
     if inst.metric.linear_map is not None:               # the model's beta in the instance's coordinates x~ = M x

@@ -62,9 +62,10 @@ class CompiledMOT(CompiledBound):
     """The compiled problem of a :class:`~drokit.instance.MOTInstance` (the ``"mot"`` driver of
     :mod:`drokit.methods.mot`): :meth:`solve` fits and certifies the model."""
 
-    def solve(self, solver: str = "clarabel", solver_options: Optional[Mapping[str, Any]] = None,
-              on_inaccurate: str = "raise", verbose: Any = False,
-              method_options: Optional[Mapping[str, Any]] = None, time_limit: Optional[float] = None) -> FitResult:
+    def fit_in_coordinates(self, solver: str = "clarabel", solver_options: Optional[Mapping[str, Any]] = None,
+                           on_inaccurate: str = "raise", verbose: Any = False,
+                           method_options: Optional[Mapping[str, Any]] = None,
+                           time_limit: Optional[float] = None) -> FitResult:
         """Fit by the cutting plane of the module docstring.  ``method_options``: ``gap_tol`` (default
         :data:`GAP_TOL`), ``max_rounds`` (:data:`MAX_ROUNDS`).  An uncertified fit (rounds exhausted, a time limit, a
         master the back-end could not solve to optimality) raises :class:`~drokit.SolverError` with the best model
@@ -138,6 +139,19 @@ class CompiledMOT(CompiledBound):
         control.finish(f"{result.status} in {control.elapsed():.1f} s: objective {result.objective:.9g}, "
                        f"relative gap {result.relative_gap:.1e} ({solver})")
         return result
+
+    def solve(self, *args, **kwargs) -> FitResult:
+        """Fit by the cutting plane (:meth:`fit_in_coordinates`); with a matrix numerical cost (the data bound in
+        ``x~ = M x``, :mod:`drokit.metrics.linear_map`) the model comes back in the original coordinates, also the one
+        a :class:`~drokit.SolverError` carries."""
+        linear_map = self.instance.metric.linear_map
+        if linear_map is None:
+            return self.fit_in_coordinates(*args, **kwargs)
+        try:
+            return linear_map.result_back(self.fit_in_coordinates(*args, **kwargs))
+        except SolverError as exc:
+            exc.result = linear_map.result_back(getattr(exc, "result", None))
+            raise
 
     def _model(self, program, solution, oracle):
         """``(intercept, coef, lambda, s)`` of a master's solution and the exact worst case of its model."""

@@ -187,11 +187,11 @@ class Problem:
             # optimal transport with a moment constraint binds to a MOTInstance, which the "mot" method compiles
             from .mot_problem import CompiledMOT, mot_instance
             metric, rho, theta1, theta2, divergence, exponent = ambiguity.training_parts()
-            refuse_matrix_cost(metric, "an OTMoment set (MOT-DRO)")
             ball = copy.copy(self)
             ball.ambiguity = Wasserstein(metric, radius=rho)     # the data bound with the set's metric d and budget
             training = ball.bind(X, y, categorical_features=categorical_features, categories=categories,
                                  sample_weight=sample_weight)
+            _refuse_penalty_in_coordinates(training)
             bound = mot_instance(training, theta1, theta2, divergence, exponent)
             return CompiledMOT(bound, compile_instance(bound, method, max_configurations), time.perf_counter() - t0)
         if isinstance(ambiguity, Intersection):
@@ -203,10 +203,7 @@ class Problem:
             return CompiledIntersection(bound, compiled, time.perf_counter() - t0)
         inst = self.bind(X, y, categorical_features=categorical_features, categories=categories,
                          sample_weight=sample_weight)
-        if inst.metric.linear_map is not None and inst.penalized:
-            raise ParameterError("l1_penalty / l2_penalty penalize the coefficients in the original coordinates, "
-                                 "which a NormCost with a matrix fits in x~ = M x (beta = M' beta~): use 0 with a "
-                                 "matrix cost")
+        _refuse_penalty_in_coordinates(inst)
         if inst.metric.linear_map is None:    # a matrix cost is the user's choice of units
             warn_raw_units(inst.metric.numerical, inst.data.X, inst.schema.numerical_names,
                            np.asarray(inst.metric.gamma, dtype=float))
@@ -234,6 +231,14 @@ class CompiledInCoordinates(CompiledProblem):
             exc.result = linear_map.result_back(getattr(exc, "result", None))
             raise
         return linear_map.result_back(result)
+
+
+def _refuse_penalty_in_coordinates(inst) -> None:
+    """A penalty with a matrix cost: refused (it would penalize ``beta~``, not the user's ``beta``)."""
+    if inst.metric.linear_map is not None and inst.penalized:
+        raise ParameterError("l1_penalty / l2_penalty penalize the coefficients in the original coordinates, "
+                             "which a NormCost with a matrix fits in x~ = M x (beta = M' beta~): use 0 with a "
+                             "matrix cost")
 
 
 def refuse_matrix_cost(metric, where: str) -> None:
