@@ -289,13 +289,21 @@ class ConeBarrier:
         self.lam0 = float(inst.loss.lipschitz) / kappa if not inst.is_classification and np.isfinite(kappa) else 0.0
 
     def feasible(self, theta: np.ndarray) -> bool:
+        """Whether every barrier argument is positive, computed as :meth:`__call__` computes it (``lam^2 - ||w||^2``
+        for the second-order cone, the smoothed norm for other ``q``): an exact-norm test passed points a hair outside
+        the barrier's own domain (``log`` of a number that rounded to 0 or below: RuntimeWarnings and a ``nan``
+        value, rejected only through its comparisons)."""
         lam = theta[-1]
         if lam <= self.lam0:
             return False
         if self.cols.size == 0:
             return True
         w = theta[self.cols] * self.scale
-        return bool(lam - np.linalg.norm(w, ord=self.q) > 0)
+        if np.isinf(self.q):
+            return bool(lam - np.max(np.abs(w)) > 0)
+        if self.q == 2:
+            return bool(lam ** 2 - float(w @ w) > 0)
+        return bool(lam - float(np.sum(np.sqrt(w ** 2 + 1e-24) ** self.q) ** (1.0 / self.q)) > 0)
 
     def value(self, theta: np.ndarray, mu: float) -> float:
         """The barrier's value alone (a line search's)."""
