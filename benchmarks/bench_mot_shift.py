@@ -1,7 +1,7 @@
 """Where reweighting helps: MOT-DRO and the KL ball next to the Wasserstein ball under two kinds of shift (issue 23).
 
 On sun2025's mixed data sets (the reproduction's split, standardization, rho draw and calibrated metric with integer
-weights; ``reproductions/sun2025``), logistic models fitted with drokit's defaults:
+weights: ``benchmarks/bench_sun2025_table1.py``, shared with ``reproductions/sun2025``), logistic models fitted with drokit's defaults:
 
 * ``LR``: empirical risk (radius 0);
 * ``W r``: the Wasserstein ball of the calibrated metric, radius ``r``;
@@ -43,7 +43,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import drokit as dk  # noqa: E402
-from reproductions.sun2025.protocol import calibrated_metric, draw_rho, load_split  # noqa: E402
+from benchmarks.bench_sun2025_table1 import calibrated_metric, draw_rho, load_split  # noqa: E402
 
 DATASETS = ("credit-approval", "hepatitis", "german-credit", "cylinder-bands", "breast-cancer")
 RADII = (0.01, 0.05, 0.2)

@@ -94,9 +94,14 @@ import warnings
 import zlib
 from collections import Counter
 
+from dataclasses import dataclass
+from typing import List
+
 import numpy as np
+import pandas as pd
 from scipy.optimize import minimize
 from scipy.special import expit
+from sklearn.model_selection import train_test_split
 
 import drokit as dk
 from drokit.metrics import sample_feature_certainty
@@ -149,6 +154,45 @@ def load(name: str):
     home = os.environ.get("DROKIT_SHARED_DATASETS")
     X, y = dk.datasets.load(name, data_home=home, standardize=True)
     return X, y.to_numpy()
+
+
+#: the test share of the reproduction's split (:func:`load_split`)
+TEST_SIZE = 0.2
+
+
+@dataclass
+class Split:
+    """One dataset after the paper's preprocessing, split 80/20 and standardized on the training rows."""
+
+    name: str
+    X_train: pd.DataFrame
+    X_test: pd.DataFrame
+    y_train: pd.Series
+    y_test: pd.Series
+    numerical: List[str]
+    categorical: List[str]
+
+    @property
+    def n_levels_minus_one(self) -> int:
+        """c = sum over categorical features of (levels - 1) (sun2025 Table 1)."""
+        return int(sum(len(self.X_train[c].cat.categories) - 1 for c in self.categorical))
+
+
+def load_split(name: str, seed: int) -> Split:
+    """``dk.datasets.load(name)`` (paper preprocessing, unstandardized), a stratified 80/20 split, and
+    numerical columns z-scored with the training rows' mean and standard deviation (ddof = 1)."""
+    X, y = dk.datasets.load(name)
+    X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=TEST_SIZE, stratify=y,
+                                                        random_state=seed)
+    categorical = [c for c in X.columns if isinstance(X[c].dtype, pd.CategoricalDtype)]
+    numerical = [c for c in X.columns if c not in categorical]
+    X_train, X_test = X_train.copy(), X_test.copy()
+    if numerical:
+        mean = X_train[numerical].mean()
+        std = X_train[numerical].std(ddof=1).replace(0.0, 1.0)   # a column constant on the training rows
+        X_train[numerical] = (X_train[numerical] - mean) / std
+        X_test[numerical] = (X_test[numerical] - mean) / std
+    return Split(name, X_train, X_test, y_train, y_test, numerical, categorical)
 
 
 def floor_time(design: np.ndarray, y: np.ndarray, repeats: int = 5) -> float:

@@ -17,7 +17,6 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.compose import ColumnTransformer
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import make_scorer
-from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import OneHotEncoder
 
 import drokit as dk
@@ -25,7 +24,8 @@ from drokit.evaluation import PAPER_SCENARIOS, adaptive_calibration_error
 
 # the Table 1 benchmark's rho draws, calibrated metric and DRO model: the same draws by construction
 # (benchmarks/ is a namespace package of the repository root, like reproductions/)
-from benchmarks.bench_sun2025_table1 import PUBLISHED, SEED, calibrated_metric, draw_rho, dro_classifier, instance_seed
+from benchmarks.bench_sun2025_table1 import (PUBLISHED, SEED, Split, calibrated_metric, draw_rho, dro_classifier,
+                                             instance_seed, load_split)
 from reproductions.options import RESULTS, command_line, parser
 from reproductions.runtime import Progress
 
@@ -38,7 +38,6 @@ UNIT_RADII = (0.0, 1e-5, 1e-4, 1e-3, 1e-2, 0.1, 1.0)                    # Selvi 
 LASSO_LAMBDAS = (0.0, 5e-6, 1e-5, 5e-5, 1e-4, 5e-4, 1e-3, 5e-3, 0.01, 0.05, 0.1, 0.5, 1.0, 10.0, 100.0,
                  1000.0)                                                 # the paper's code (spec §6.5)
 WEIGHT_DECIMALS = {"integer": 0, "decimal": 1, "exact": None}
-TEST_SIZE = 0.2
 N_BINS = 10
 TINY_ACE = 0.01           # mean ACEs below this are flagged: relative differences of tiny numbers
 DEFAULT_OUT = RESULTS / "sun2025"
@@ -142,39 +141,8 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> Config:
 
 
 # ============================================================================ 1. data
-@dataclass
-class Split:
-    """One dataset after the paper's preprocessing, split 80/20 and standardized on the training rows."""
-
-    name: str
-    X_train: pd.DataFrame
-    X_test: pd.DataFrame
-    y_train: pd.Series
-    y_test: pd.Series
-    numerical: List[str]
-    categorical: List[str]
-
-    @property
-    def n_levels_minus_one(self) -> int:
-        """c = sum over categorical features of (levels - 1) (sun2025 Table 1)."""
-        return int(sum(len(self.X_train[c].cat.categories) - 1 for c in self.categorical))
-
-
-def load_split(name: str, seed: int) -> Split:
-    """``dk.datasets.load(name)`` (paper preprocessing, unstandardized), a stratified 80/20 split, and
-    numerical columns z-scored with the training rows' mean and standard deviation (ddof = 1)."""
-    X, y = dk.datasets.load(name)
-    X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=TEST_SIZE, stratify=y,
-                                                        random_state=seed)
-    categorical = [c for c in X.columns if isinstance(X[c].dtype, pd.CategoricalDtype)]
-    numerical = [c for c in X.columns if c not in categorical]
-    X_train, X_test = X_train.copy(), X_test.copy()
-    if numerical:
-        mean = X_train[numerical].mean()
-        std = X_train[numerical].std(ddof=1).replace(0.0, 1.0)   # a column constant on the training rows
-        X_train[numerical] = (X_train[numerical] - mean) / std
-        X_test[numerical] = (X_test[numerical] - mean) / std
-    return Split(name, X_train, X_test, y_train, y_test, numerical, categorical)
+# Split and load_split (the paper's preprocessing, a stratified 80/20 split, z-scored numerical columns) live with the
+# Table 1 benchmark's rho draw and metric (imported above), so that benchmarks/bench_mot_shift.py shares them too
 
 
 # ============================================================================ 2.-3. rho and metric
