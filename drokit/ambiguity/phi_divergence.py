@@ -23,7 +23,20 @@ from .divergences import CVaR
 from .ot_moment import OTMoment
 
 
-class KLBall(OTMoment):
+class _DivergenceBall(OTMoment):
+    """``{Q : D_phi(Q || P_N) <= radius}`` for the divergence named by :attr:`NAME`: samples stay, weights move."""
+
+    NAME = ""
+
+    def __init__(self, radius: float = 0.1):
+        self.radius = radius
+        self.metric, self.theta1, self.theta2, self.divergence, self.exponent = None, np.inf, 1.0, self.NAME, 2
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(radius={self.radius!r})"
+
+
+class KLBall(_DivergenceBall):
     """The Kullback-Leibler ball ``{Q : KL(Q || P_N) <= radius}`` (module docstring).
 
     Parameters
@@ -38,15 +51,10 @@ class KLBall(OTMoment):
     ```
     """
 
-    def __init__(self, radius: float = 0.1):
-        self.radius = radius
-        self.metric, self.theta1, self.theta2, self.divergence, self.exponent = None, np.inf, 1.0, "kl", 2
-
-    def __repr__(self) -> str:
-        return f"KLBall(radius={self.radius!r})"
+    NAME = "kl"
 
 
-class ChiSquareBall(OTMoment):
+class ChiSquareBall(_DivergenceBall):
     """The chi-square ball ``{Q : E_{P_N}[(dQ/dP_N - 1)^2] <= radius}`` (module docstring).
 
     Parameters
@@ -55,12 +63,7 @@ class ChiSquareBall(OTMoment):
         ``>= 0``; ``0`` is the empirical distribution.
     """
 
-    def __init__(self, radius: float = 0.1):
-        self.radius = radius
-        self.metric, self.theta1, self.theta2, self.divergence, self.exponent = None, np.inf, 1.0, "chi2", 2
-
-    def __repr__(self) -> str:
-        return f"ChiSquareBall(radius={self.radius!r})"
+    NAME = "chi2"
 
 
 class CVaRSet(OTMoment):

@@ -69,7 +69,7 @@ from ..oracles.design import csr_row_design
 from ..oracles.rows import (ConfigurationRows, FractionalRows, concat_rows, enumerate_configurations, row_margins,
                             take_rows)
 from .penalty import feasible_member, penalty_gradient, penalty_relief, penalty_split, searched_split
-from .repair import RESIDUAL_RTOL, column_roles, repair_free_columns, slope_room
+from .repair import column_roles, column_sums, repair_free_columns, slope_room
 
 #: the multiplier program may move a smooth loss's slope this fraction of its room away from ``L'(u_k)``
 SMOOTH_BAND = 1e-3
@@ -236,9 +236,8 @@ def lagrangian_bound(inst: DROInstance, rows: ConfigurationRows, mass: np.ndarra
     if repaired is None:
         return LowerBound(-np.inf, rows, mass, slopes, 1.0, float(np.max(np.abs(g0[exact]), initial=0.0)))
     slopes = repaired
-    g = A.T @ (mass * slopes * sigma)
-    residual = float(np.max(np.abs(g[plain]), initial=0.0))
-    if residual > RESIDUAL_RTOL * max(1.0, float(np.max(np.abs(mass * slopes), initial=0.0))):
+    g, residual, met = column_sums(A, mass, sigma, slopes, plain)
+    if not met:
         return LowerBound(-np.inf, rows, mass, slopes, 1.0, residual)
     value = mass * (-slopes * shift - conjugate(loss, slopes))
     S_c = float(mass @ rows.cost)

@@ -41,7 +41,7 @@ from ..oracles.rows import ConfigurationRows
 from .erm_polish import polished_slopes
 from .lagrangian import LowerBound, initial_slopes, loss_arguments, row_matrix
 from .lower_bound import KKT_MAX_ROWS, solve_multiplier_program
-from .repair import RESIDUAL_RTOL, column_roles, repair_free_columns
+from .repair import column_roles, column_sums, repair_free_columns
 
 
 def mot_lagrangian_bound(inst: DROInstance, rows: ConfigurationRows, mass: np.ndarray, slopes: np.ndarray, *,
@@ -72,9 +72,8 @@ def mot_lagrangian_bound(inst: DROInstance, rows: ConfigurationRows, mass: np.nd
     if repaired is None:
         return LowerBound(-np.inf, rows, mass, slopes, 1.0, float(np.max(np.abs(g0[free]), initial=0.0)))
     slopes = repaired
-    g = A.T @ (mass * slopes * sigma)
-    residual = float(np.max(np.abs(g[free]), initial=0.0))
-    if residual > RESIDUAL_RTOL * max(1.0, float(np.max(np.abs(mass * slopes), initial=0.0))):
+    g, residual, met = column_sums(A, mass, sigma, slopes, free)
+    if not met:
         return LowerBound(-np.inf, rows, mass, slopes, 1.0, residual)
     value = float(mass @ (-slopes * shift - conjugate(loss, slopes)))
     spent = 0.0

@@ -75,6 +75,15 @@ def column_roles(inst: DROInstance):
     return np.flatnonzero(free), np.flatnonzero(limited)
 
 
+def column_sums(A: sp.csr_matrix, mass, sigma, slopes, exact: np.ndarray):
+    """``(g, residual, met)``: the column sums ``g = A' (m alpha sigma)`` of a repaired point, the largest ``|g_j|`` on
+    the columns that must vanish (``exact``), and whether it is rounding (:data:`RESIDUAL_RTOL` relative to
+    ``max(1, max |m alpha|)``): the check every Lagrangian bound makes after its repair."""
+    g = A.T @ (mass * slopes * sigma)
+    residual = float(np.max(np.abs(g[exact]), initial=0.0))
+    return g, residual, residual <= RESIDUAL_RTOL * max(1.0, float(np.max(np.abs(mass * slopes), initial=0.0)))
+
+
 def repair_free_columns(A_C: sp.csr_matrix, target: np.ndarray, mass, sigma, slopes, room, lo, hi,
                         bvls: bool = True) -> Optional[np.ndarray]:
     """Slopes changed so that ``A_C^T (m alpha sigma) = target`` (the free columns' zeros, and the norm-priced
