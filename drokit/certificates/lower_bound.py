@@ -294,13 +294,9 @@ def kkt_multipliers(inst: DROInstance, rows: ConfigurationRows, intercept: float
         reach = (v.premultiply(direction[None, :]) + reach_held) * attack_alpha
         pb.add_nonneg(reach)
         NormCost(p=dual_exponent(attack_p)).add_dual_norm_leq(pb, h, reach, np.ones(h.size))
-    over = pb.var("over_budget", 1)
-    pb.add_nonneg(Affine.vstack([over, over + eps - spent]))
-    value = value - over * weight
-    if not inst.is_classification and np.isfinite(inst.metric.kappa):
-        value = value - spent * (lip / float(inst.metric.kappa))
-    pb.minimize(-value)
-    point = solve_multiplier_program(pb, loss, u, control)
+    price = lip / float(inst.metric.kappa) if not inst.is_classification and np.isfinite(inst.metric.kappa) else 0.0
+    point = solve_multiplier_program(pb, loss, u, control, value=value, spent=spent, budget=eps, weight=weight,
+                                     price=price)
     if point is None:
         return None
     mass, slopes = point
@@ -311,14 +307,23 @@ def kkt_multipliers(inst: DROInstance, rows: ConfigurationRows, intercept: float
     return rows, mass, slopes, slope_room(slopes, lo, hi)
 
 
-def solve_multiplier_program(pb, loss, u: np.ndarray, control=None):
-    """Solve a multiplier program whose first two variables are the masses ``m`` and slope masses ``v = m alpha`` of
-    ``K = u.size`` rows (:func:`kkt_multipliers`, :func:`drokit.certificates.mot_lower_bound.mot_kkt_multipliers`)
-    once with Clarabel at 1e-10 (the point only has to be good: the repair makes it feasible, so an inaccurate answer
-    will do); ``(mass, slopes)`` with ``alpha = v / m`` in the slope domain (``L'(u)`` where ``m = 0``), or ``None``."""
+def solve_multiplier_program(pb, loss, u: np.ndarray, control=None, *, value, spent=None, budget: float = 0.0,
+                             weight: float = 1.0, price: float = 0.0):
+    """Maximize ``value - weight (spent - budget)_+ - price spent`` (the budget a soft condition; ``price``: a floor of
+    the budget's multiplier, regression's ``lip / kappa``; no budget term when ``spent`` is None) in a multiplier
+    program whose first two variables are the masses ``m`` and slope masses ``v = m alpha`` of ``K = u.size`` rows
+    (:func:`kkt_multipliers`, :func:`drokit.certificates.mot_lower_bound.mot_kkt_multipliers`), once with Clarabel at
+    1e-10 (the point only has to be good: the repair makes it feasible, so an inaccurate answer will do); ``(mass,
+    slopes)`` with ``alpha = v / m`` in the slope domain (``L'(u)`` where ``m = 0``), or ``None``."""
+    from ..conic.builder import Affine
     from ..solvers.base import solve_with_retries
     from ..solvers.clarabel import ClarabelBackend
     K = u.size
+    if spent is not None:
+        over = pb.var("over_budget", 1)
+        pb.add_nonneg(Affine.vstack([over, over + budget - spent]))
+        value = value - over * weight - spent * price
+    pb.minimize(-value)
     try:
         backend = ClarabelBackend()
         sol = solve_with_retries(backend, pb.build(), backend.accuracy_options(1e-10), retry_inaccurate=False,

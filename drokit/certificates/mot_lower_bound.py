@@ -177,12 +177,8 @@ def mot_kkt_multipliers(inst: DROInstance, rows: ConfigurationRows, intercept: f
     else:                                                # weights fixed at 1: each sample's masses sum to p_n
         owner = sp.csr_matrix((np.ones(K), (rows.sample, np.arange(K))), shape=(N, K))
         pb.add_zero(m.premultiply(owner) - inst.p)
-    if spent is not None:
-        over = pb.var("over_budget", 1)
-        pb.add_nonneg(Affine.vstack([over, over + rho - spent]))
-        value = value - over * weight - spent * _label_floor(inst, theta1)
-    pb.minimize(-value)
-    point = solve_multiplier_program(pb, loss, u, control)
+    point = solve_multiplier_program(pb, loss, u, control, value=value, spent=spent, budget=rho, weight=weight,
+                                     price=_label_floor(inst, theta1))
     if point is None:
         return None
     mass, slopes = point
