@@ -74,7 +74,7 @@ class CompiledMOT(CompiledBound):
         from ..solvers import get_backend
         from ..solvers.base import OPTIMAL, solve_with_retries
         opts = dict(method_options or {})
-        gap_tol = self._gap_tol = float(opts.pop("gap_tol", GAP_TOL))
+        gap_tol = float(opts.pop("gap_tol", GAP_TOL))
         max_rounds = int(opts.pop("max_rounds", MAX_ROUNDS))
         if opts:
             raise ParameterError(f"invalid mot option(s) {sorted(opts)}; valid: gap_tol, max_rounds")
@@ -132,7 +132,7 @@ class CompiledMOT(CompiledBound):
             stop = f"{max_rounds} rounds"
         self.program = program
         t_bound = time.perf_counter()
-        bound = self._lagrangian(best, oracle, rows) if best is not None else None
+        bound = self._lagrangian(best, oracle, rows, gap_tol) if best is not None else None
         eval_time += time.perf_counter() - t_bound
         result = self._result(best, lower, bound, history, stop, gap_tol, on_inaccurate, solver, program, rows,
                               time.perf_counter() - t0, eval_time, control)
@@ -165,7 +165,7 @@ class CompiledMOT(CompiledBound):
                                divergence=b.divergence)
         return intercept, coef, lam, s, worst
 
-    def _lagrangian(self, best, oracle, working):
+    def _lagrangian(self, best, oracle, working, gap_tol: float):
         """The explicit dual point's bound at the best model (module docstring, 4.); the restricted dual's candidate rows
         are the worst case's, then those near each sample's maximum among every row (when they can be enumerated) or
         among the worst case's and the master's ``working`` rows, widening."""
@@ -184,7 +184,7 @@ class CompiledMOT(CompiledBound):
             lam = worst.lam if np.isfinite(worst.lam) else 0.0
             for rtol in CANDIDATE_RTOLS:
                 yield near_maximizers(inst, every, intercept, coef, lam, b.theta1, rtol, best[0])
-        return mot_certified_lower_bound(inst, atoms, intercept, coef, upper=best[0], tol=self._gap_tol,
+        return mot_certified_lower_bound(inst, atoms, intercept, coef, upper=best[0], tol=gap_tol,
                                          candidates=candidates(), **options)
 
     def _result(self, best, lower, bound, history, stop, gap_tol, on_inaccurate, solver, program, rows, seconds,
