@@ -182,6 +182,22 @@ class DROInstance:
             return self
         return replace(self, loss=at(self.loss.shift(np.asarray(coef, dtype=float)[: self.n_numerical])))
 
+    def take_samples(self, index: np.ndarray) -> "DROInstance":
+        """The instance on the samples ``index`` (in that order), their probabilities ``p_n`` kept as they are (not
+        renormalized): restricted to the samples of positive weight it has the same objective at every model."""
+        index = np.asarray(index, dtype=int)
+        data = replace(self.data, X=self.data.X[index], Z=self.data.Z[index])
+        weight = None if self.sample_weight is None else np.asarray(self.sample_weight, dtype=float)[index]
+        return replace(self, data=data, y=np.asarray(self.y)[index], sample_weight=weight)
+
+    def positive_weight_samples(self) -> Optional[np.ndarray]:
+        """The samples with ``p_n > 0`` when some have weight 0 (they add nothing to any objective of this
+        instance), else ``None``."""
+        if self.sample_weight is None:
+            return None
+        keep = np.flatnonzero(np.asarray(self.sample_weight) > 0)
+        return None if keep.size == self.n_samples else keep
+
     def mutable_categorical(self) -> np.ndarray:
         """Categorical features (schema positions) that can change: finite weight and >= 2 levels."""
         return np.flatnonzero(np.isfinite(self.metric.delta) & (self.schema.levels > 1))

@@ -113,3 +113,39 @@ def test_oracle_upper_bound_weights_the_samples():
     values = [make_oracle(inst, "dp", 10**6).upper_bound(0.1, coef, 0.7, inst.radius, 0.0)
               for inst in (weighted, repeated)]
     assert values[0] == pytest.approx(values[1], rel=1e-12)
+
+
+@pytest.mark.parametrize("loss,kappa,task", [("logistic", np.inf, "clf"), ("logistic", 1.0, "clf"),
+                                             ("hinge", 0.5, "clf"), ("huber", np.inf, "reg")])
+def test_samples_of_weight_zero_leave_the_cutting_plane_to_its_own_solvers(loss, kappa, task):
+    """p_n = 0 samples add nothing to the objective; the barrier master's epigraph barrier ``mu / p_n`` divided by 0
+    and every such fit fell to the conic masters.  The loop runs on the positive-weight samples: the same optimum as
+    the fit without those rows, certified by drokit's own solvers, and ``s`` still covers every sample (a weight-0
+    sample's ``s_n`` is its worst row's value at the model)."""
+    X, y = two_plus_two_frame(300, 7, labels=(-1, 1))
+    if task == "reg":
+        y = X["a"] * 2 - X["b"] + np.random.default_rng(1).normal(size=300) * 0.3
+    w = np.random.default_rng(5).uniform(0.5, 2.0, size=300)
+    w[::7] = 0.0
+    metric = dk.GroundMetric(label=dk.LabelCost(kappa=kappa)) if task == "clf" else dk.GroundMetric()
+    est = dk.DROClassifier if task == "clf" else dk.DRORegressor
+    kw = dict(loss=loss, ambiguity=dk.Wasserstein(metric, radius=0.1), method="cutting_plane")
+    model = est(**kw).fit(X, y, sample_weight=w)
+    weighted = model.result_
+    kept = w > 0
+    dropped = est(**kw).fit(X[kept], np.asarray(y)[kept], sample_weight=w[kept]).result_
+    assert weighted.status == "optimal" and weighted.solver in ("phase_one", "barrier_master")
+    assert weighted.objective == pytest.approx(dropped.objective, rel=1e-6)
+    assert weighted.lower_bound <= weighted.upper_bound
+    assert weighted.s.shape == (300,) and np.all(np.isfinite(weighted.s))
+    # a weight-0 sample's s_n is at least its nominal loss (the nominal row is one of its rows), and the weighted
+    # sum of s prices the fit
+    zero = ~kept
+    if task == "clf":
+        margin = np.asarray(y)[zero] * model.decision_function(X[zero])
+        nominal = np.logaddexp(0, -margin) if loss == "logistic" else np.maximum(0, 1 - margin)
+    else:
+        r = np.abs(np.asarray(y)[zero] - model.predict(X[zero]))
+        nominal = np.where(r <= 1.0, 0.5 * r ** 2, r - 0.5)
+    assert np.all(weighted.s[zero] >= nominal - 1e-7)
+    assert np.sum(weighted.s * (w / w.sum())) + weighted.lambda_ * 0.1 == pytest.approx(weighted.upper_bound, rel=1e-5)

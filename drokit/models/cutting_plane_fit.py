@@ -42,6 +42,7 @@ class CuttingPlaneFit:
 
     def _solve_cutting_plane(self, backend, solver_options, on_inaccurate, verbose, method_options):
         from ..reformulations.cutting_plane import CuttingPlaneOptions, solve_cutting_plane
+        from ..reformulations.cutting_plane_outcome import outcome_on_all_samples
         opts = dict(method_options or {})
         oracle_name = opts.pop("oracle", "auto")
         try:
@@ -50,13 +51,19 @@ class CuttingPlaneFit:
             valid = ["oracle"] + [f.name for f in dataclasses.fields(CuttingPlaneOptions) if f.name != "verbose"]
             raise ParameterError(f"invalid cutting-plane option: {exc}; valid options: "
                                  f"{', '.join(valid)}") from None
-        oracle = make_oracle(self.instance, oracle_name, self.compiled.info["max_configurations"])
+        max_configurations = self.compiled.info["max_configurations"]
+        oracle = make_oracle(self.instance, oracle_name, max_configurations)
         from ..certificates.lower_bound import certified_lower_bound
+        # samples of weight 0 add nothing to the objective: the loop runs without them, its outcome read back on all
+        keep = self.instance.positive_weight_samples()
+        inst = self.instance if keep is None else self.instance.take_samples(keep)
 
         def confirm(intercept, coef, upper, rows, tol):
-            return certified_lower_bound(self.instance, intercept, coef, upper=upper, rows=rows, tol=tol)
-        out = solve_cutting_plane(self.instance, oracle, backend, options, solver_options, control=self._control,
-                                  confirm=confirm)
+            return certified_lower_bound(inst, intercept, coef, upper=upper, rows=rows, tol=tol)
+        out = solve_cutting_plane(inst, oracle if keep is None else make_oracle(inst, oracle_name, max_configurations),
+                                  backend, options, solver_options, control=self._control, confirm=confirm)
+        if keep is not None:
+            out = outcome_on_all_samples(out, keep, self.instance, oracle)
         coef, upper, eval_time = self._certify(out.intercept, out.coef, lam_hint=out.lam)
         lower, how = self._certified_lower(out.intercept, coef, upper, out.lower_bound, rows=out.working_rows,
                                            dual=out.dual)

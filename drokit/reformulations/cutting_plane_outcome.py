@@ -4,6 +4,7 @@ stages use."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, List, Optional, Union
 
@@ -180,3 +181,24 @@ def with_nominal_rows(inst: DROInstance, rows: ConfigurationRows) -> Configurati
 def sample_major(rows: ConfigurationRows) -> ConfigurationRows:
     """Rows sorted by sample (stable): deterministic masters with block structure."""
     return take_rows(rows, np.argsort(rows.sample, kind="stable"))
+
+
+def outcome_on_all_samples(out: CuttingPlaneOutcome, keep: np.ndarray, inst: DROInstance, oracle) -> CuttingPlaneOutcome:
+    """``out``, the loop's outcome on ``inst.take_samples(keep)`` (the samples of positive weight), read on ``inst``:
+    the working set's and the dual point's rows name their samples in ``inst`` (each sample of weight 0 gets its
+    nominal row, with mass 0 in the dual point: every bound is unchanged, ``p_n = 0``), and ``s_n`` of a sample of
+    weight 0 is its worst row's value ``max_k [L(u_k) - lambda c_k]`` at the point, by ``oracle`` (bound to ``inst``).
+
+    The structured solvers divide by ``p_n`` (the epigraph's barrier ``mu / p_n``), and a sample of weight 0 has no
+    objective pulling its epigraph down: the loop runs on the others (a fit with 500 of 4,000 samples at weight 0
+    went to the conic masters, 0.52 s against 0.07 s without them)."""
+    def on_inst(rows):
+        return None if rows is None else dataclasses.replace(rows, sample=keep[np.asarray(rows.sample, dtype=int)])
+    if hasattr(inst.loss, "at"):         # an adversarial loss is attacked at the model: the oracle binds it
+        from ..oracles.base import ModelBoundOracle
+        oracle = ModelBoundOracle(oracle, inst)
+    s = oracle.separate(out.intercept, out.coef, out.lam, np.zeros(inst.n_samples)).violation
+    s[keep] = out.s
+    dual = out.dual if out.dual is None else dataclasses.replace(out.dual, rows=on_inst(out.dual.rows))
+    rows = out.working_rows if out.working_rows is None else with_nominal_rows(inst, on_inst(out.working_rows))
+    return dataclasses.replace(out, s=s, dual=dual, working_rows=rows)

@@ -47,10 +47,10 @@ def subsample(inst: DROInstance, size: int, seed: int = SUBSAMPLE_SEED) -> DROIn
         weight = np.asarray(inst.sample_weight, dtype=float)
         pool = np.flatnonzero(weight > 0)
     index = np.sort(rng.choice(pool, size=min(size, pool.size), replace=False))
+    sub = inst.take_samples(index)
     if weight is not None:
-        weight = weight[index] / weight[index].sum()
-    data = dataclasses.replace(inst.data, X=inst.data.X[index], Z=inst.data.Z[index])
-    return dataclasses.replace(inst, data=data, y=np.asarray(inst.y)[index], sample_weight=weight)
+        sub = dataclasses.replace(sub, sample_weight=weight[index] / weight[index].sum())
+    return sub
 
 
 def subsample_point(inst: DROInstance, oracle, *, log: Optional[Callable[[str], None]] = None,
