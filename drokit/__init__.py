@@ -43,7 +43,9 @@ stability        stability(model, X, y, risk=r, ambiguity=OTMoment(theta1=, thet
                  the OT-with-moment criterion R (blanchet2024) with the most sensitive distribution;
                  feature_stability (R_j per feature, ranked), stability_curve (R over a grid of r)
 model selection  cross_validate_grid(estimator, X, y, {radius|theta|kappa|param: [...]},
-                 backend="loky"|"dask") -> SweepResult; GridSearchCV reaches ambiguity__radius etc.
+                 backend="loky"|"dask") -> SweepResult; GridSearchCV reaches ambiguity__radius etc.;
+                 DROClassifierCV / DRORegressorCV(radii=, kappas=, criterion="clean"|"worst_case"|"shift"): the
+                 radius chosen by cross-validation, then refit (radius_, path_, scores_)
 data             drokit.datasets: load (16 UCI sets), load_german_credit
 errors           DrokitError, ParameterError, DataError, ProblemTooLargeError, SolverError, FitInterrupted
 """
@@ -57,7 +59,7 @@ from .exceptions import (DataError, DrokitError, FitInterrupted, ParameterError,
                          SolverNotAvailableError)
 from .metrics import (CategoricalCost, GroundMetric, LabelCost, MismatchCost, NormCost, OrdinalCost, auxiliary_radius, radius_from_theta,
                       rule_of_thumb_radius, wasserstein_distance)
-from .model_selection import FitFailedError, SweepResult, cross_validate_grid
+from .model_selection import DROClassifierCV, DRORegressorCV, FitFailedError, SweepResult, cross_validate_grid
 from .models import AuxiliaryMixture, CompiledProblem, DROClassifier, DRORegressor, FitResult, Problem
 
 __version__ = "0.1.0"
@@ -67,6 +69,7 @@ __all__ = ["GroundMetric", "NormCost", "MismatchCost", "OrdinalCost", "Categoric
            "stability", "feature_stability", "stability_curve",
            "losses", "DROClassifier", "DRORegressor", "Problem", "CompiledProblem", "FitResult",
            "worst_case", "worst_case_value", "worst_case_value_oracle", "simulate_shift",
-           "robustness_report", "RobustnessReport", "cross_validate_grid", "SweepResult", "FitFailedError",
+           "robustness_report", "RobustnessReport", "cross_validate_grid", "DROClassifierCV", "DRORegressorCV", "SweepResult",
+           "FitFailedError",
            "conic", "solvers", "datasets", "evaluation", "model_selection", "DrokitError", "ParameterError", "DataError", "ProblemTooLargeError",
            "SolverError", "SolverNotAvailableError", "FitInterrupted", "__version__"]

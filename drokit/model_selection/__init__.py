@@ -5,8 +5,9 @@
 drokit's estimators also work with scikit-learn's ``GridSearchCV`` (``{"ambiguity__radius": [...]}``).
 """
 
+from .cv_estimators import DROClassifierCV, DRORegressorCV
 from .grid import CONVENIENCE_KEYS
 from .result import FitFailedError, SweepResult
 from .sweep import cross_validate_grid
 
-__all__ = ["cross_validate_grid", "SweepResult", "FitFailedError", "CONVENIENCE_KEYS"]
+__all__ = ["DROClassifierCV", "DRORegressorCV", "cross_validate_grid", "SweepResult", "FitFailedError", "CONVENIENCE_KEYS"]

@@ -1,0 +1,327 @@
+"""``DROClassifierCV`` and ``DRORegressorCV``: the radius (and label cost) chosen by cross-validation, in the image of
+scikit-learn's ``LogisticRegressionCV``.
+
+``fit`` scores every radius of a path (and every ``kappa`` of ``kappas``) on the same K-fold splits with
+:func:`~drokit.model_selection.cross_validate_grid` (joblib: loky, threads, Dask), under a selection criterion of
+:mod:`~drokit.model_selection.criteria` (``"clean"``, ``"worst_case"`` or ``"shift"``), picks the best mean score
+and refits the estimator itself on all rows with it: the fitted CV estimator *is* the chosen model (``coef_``,
+``predict``, ``result_``, ``dk.worst_case``), with the selection in ``radius_``, ``kappa_``, ``scores_``,
+``path_`` and ``cv_results_``.
+
+The default path: ``radii=10`` radii spaced evenly in log scale over ``[r0 / 100, 10 r0]``, ``r0 = d / sqrt(N)``
+the ``O(1/sqrt(N))`` rule of thumb in the data's unit ``d`` of transport cost
+(:func:`~drokit.model_selection.criteria.default_radii`); for a set that only reweights (KL / chi-square balls) the
+radius is a divergence budget and the path is ``[1e-3, 1]``.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+import pandas as pd
+from sklearn.base import clone, is_classifier
+from sklearn.utils.validation import check_is_fitted
+
+from ..ambiguity import Wasserstein
+from ..exceptions import DataError, ParameterError
+from ..metrics import GroundMetric
+from ..methods import MAX_CONFIGURATIONS
+from ..models import DROClassifier, DRORegressor
+from ..models.problem import Problem
+from ..losses import get_loss
+from ..schema import FeatureSchema
+from ..validation import as_1d, check_array_2d, check_target, class_labels, is_dataframe
+from .criteria import (CRITERIA, LogLossScorer, ShiftScorer, WorstCaseScorer, check_criterion, check_radii, default_radii,
+                       typical_distance)
+from .grid import resolve_scorer
+from .result import FitFailedError
+from .sweep import cross_validate_grid
+
+#: the parameters of the CV estimators that are not the wrapped estimator's
+CV_PARAMETERS = ("radii", "kappas", "cv", "criterion", "scoring", "validation_radius", "shift_model",
+                 "n_shift_sets", "shift_aggregate", "refit", "n_jobs", "backend", "scheduler", "random_state",
+                 "progress")
+#: the path of a set that only reweights (its radius a divergence budget, no transport unit)
+DIVERGENCE_RADII = (1e-3, 1.0)
+
+
+class _DROCV:
+    """What both CV estimators share: the path, the criterion's scorer, the sweep, the refit (module docstring)."""
+
+    _estimator_class: type = DROClassifier
+
+    # ------------------------------------------------------------------ the wrapped estimator
+    def _estimator_params(self) -> dict:
+        names = self._estimator_class._get_param_names()
+        return {name: getattr(self, name) for name in names}
+
+    def _problem(self) -> Problem:
+        """The wrapped estimator's problem, with the selected ambiguity set during the refit."""
+        ambiguity = getattr(self, "_selected_ambiguity", None)
+        loss = get_loss(self.loss if self.loss is not None else self._default_loss)
+        return Problem(loss=loss, ambiguity=self.ambiguity if ambiguity is None else ambiguity, task=self._task,
+                       fit_intercept=self.fit_intercept, l1_penalty=self.l1_penalty, l2_penalty=self.l2_penalty)
+
+    def _declared_ambiguity(self):
+        return Wasserstein() if self.ambiguity is None else self.ambiguity
+
+    # ------------------------------------------------------------------ the path and the criterion
+    def _path(self, X) -> np.ndarray:
+        ambiguity = self._declared_ambiguity()
+        params = ambiguity.get_params(deep=False)
+        if "radius" not in params:
+            raise ParameterError(f"{type(self).__name__} chooses the radius of the ambiguity set, and "
+                                 f"{type(ambiguity).__name__} has none; cross-validate its parameters with "
+                                 f"dk.cross_validate_grid (e.g. {{'ambiguity__level': [...]}})")
+        radii = check_radii(self.radii)
+        if radii is not None:
+            return radii
+        if "metric" not in params:            # a divergence ball: the radius is a budget, not a transport cost
+            lo, hi = DIVERGENCE_RADII
+            return np.geomspace(lo, hi, int(self.radii)) if int(self.radii) > 1 else np.array([np.sqrt(lo * hi)])
+        return default_radii(self.radii, X, params["metric"], categorical_features=self.categorical_features,
+                             seed=self._seed())
+
+    def _seed(self) -> int:
+        return 0 if self.random_state is None else int(self.random_state)
+
+    def _scorer(self, base, X, y):
+        criterion = check_criterion(self.criterion)
+        if criterion == "worst_case":
+            if self.scoring is not None:
+                raise ParameterError("criterion='worst_case' scores the exact worst-case validation risk of the "
+                                     "model's own loss; scoring must be None")
+            radius = self.validation_radius
+            if radius is None:
+                metric = self._declared_ambiguity().get_params(deep=False).get("metric")
+                d = typical_distance(X, metric, categorical_features=self.categorical_features, seed=self._seed())
+                radius = (d if np.isfinite(d) else 1.0) / np.sqrt(len(X))
+            return WorstCaseScorer(radius), f"-worst-case risk at radius {float(radius):.3g}"
+        if self.scoring is None and is_classifier(base):        # neg_log_loss, over every class of y
+            scorer, name = LogLossScorer(np.unique(y)), "neg_log_loss"
+        else:
+            scorer, name = resolve_scorer(base, self.scoring)
+        if criterion == "clean":
+            return scorer, name
+        shift = ShiftScorer(scorer, self.shift_model, self.n_shift_sets, self.shift_aggregate, seed=self._seed())
+        return shift, f"{self.shift_aggregate} {name} under shift ({self.n_shift_sets} sets)"
+
+    def _check_kappas(self) -> Optional[list]:
+        if self.kappas is None:
+            return None
+        values = np.asarray(self.kappas, dtype=float).ravel()
+        if values.size == 0 or np.any(np.isnan(values)) or np.any(values <= 0):
+            raise ParameterError(f"kappas must be a non-empty list of label costs > 0 (inf allowed), got "
+                                 f"{self.kappas!r}")
+        if np.unique(values).size != values.size:
+            raise ParameterError(f"kappas has repeated values: {self.kappas!r}")
+        return [float(v) for v in values]
+
+    # ------------------------------------------------------------------ fit
+    def _checked_data(self, base, X, y):
+        """``(X, y)`` checked as the wrapped estimator's ``fit`` checks them, before any fold is fitted (a NaN, a
+        single class, ``y=None`` raise the estimator's own error, not a failed sweep)."""
+        X = check_array_2d(X)
+        y = as_1d(y, X.shape[0])
+        base._validate_params()
+        if is_classifier(base) and y.dtype == object:
+            y = np.asarray(y.tolist())          # labels typed by their values: the stratified splitter reads them
+        if is_classifier(base):
+            class_labels(y, X.shape[0])
+        else:
+            check_target(y, X.shape[0])
+        FeatureSchema.infer(X, self.categorical_features, self.categories).transform(X)
+        return X, y
+
+    def _fit_cv(self, X, y):
+        if self.validation_radius is not None and self.criterion != "worst_case":
+            raise ParameterError("validation_radius is the radius of criterion='worst_case'; it has no meaning for "
+                                 f"criterion={self.criterion!r}")
+        check_criterion(self.criterion)
+        if self.criterion == "shift" and not is_dataframe(X):
+            raise DataError("criterion='shift' perturbs the validation folds with drokit.simulate_shift, which needs a "
+                            f"pandas DataFrame (categorical columns by dtype); got {type(X).__name__}")
+        base = self._estimator_class(**self._estimator_params())
+        X, y = self._checked_data(base, X, y)
+        radii = self._path(X)
+        grid = {"radius": [float(r) for r in radii]}
+        kappas = self._check_kappas()
+        if kappas is not None:
+            grid["kappa"] = kappas
+        scorer, name = self._scorer(base, X, y)
+        sweep = cross_validate_grid(base, X, y, grid, cv=self.cv, scoring=scorer, n_jobs=self.n_jobs,
+                                    backend=self.backend, scheduler=self.scheduler, seed=self._seed(),
+                                    progress=self.progress, refit=False)
+        if sweep.best_index_ is None:
+            raise FitFailedError(f"every radius of the path had a failed fit; first failure: "
+                                 f"{sweep.results.loc[sweep.results['n_failed_fits'] > 0, 'errors'].iloc[0]}")
+        best = dict(sweep.best_params_)
+        self.radii_ = np.asarray(radii, dtype=float)
+        self.radius_ = float(best["radius"])
+        self.kappa_ = float(best["kappa"]) if "kappa" in best else self._declared_kappa()
+        self.best_index_ = int(sweep.best_index_)
+        self.best_score_ = float(sweep.best_score_)
+        self.scoring_ = name
+        self.cv_results_ = sweep.results
+        self.sweep_ = sweep
+        splits = [c for c in sweep.results.columns if c.startswith("split") and c.endswith("_test_score")]
+        self.scores_ = sweep.results[splits].to_numpy(dtype=float)
+        self.path_ = self._path_table(sweep)
+        if self.refit:
+            chosen = {"ambiguity__radius": self.radius_}
+            if "kappa" in best:
+                chosen["ambiguity__metric__label__kappa"] = self.kappa_
+            self._selected_ambiguity = self._chosen_ambiguity(chosen)
+            try:
+                self._estimator_class.fit(self, X, y)
+            finally:
+                del self._selected_ambiguity
+        return self
+
+    def _declared_kappa(self) -> float:
+        params = self._declared_ambiguity().get_params(deep=False)
+        if "metric" not in params:
+            return float("nan")                   # a set that only reweights: no label cost
+        metric = GroundMetric() if params["metric"] is None else params["metric"]
+        return float(metric.kappa)
+
+    def _chosen_ambiguity(self, chosen: dict):
+        """A copy of the declared ambiguity set (the default ball for ``None``) with the chosen parameters."""
+        template = self._estimator_class(ambiguity=None if self.ambiguity is None else clone(self.ambiguity))
+        template.set_params(**chosen)                      # the user's ambiguity object is not modified
+        return template.ambiguity
+
+    @staticmethod
+    def _path_table(sweep) -> pd.DataFrame:
+        results = sweep.results
+        table = pd.DataFrame({"radius": results["param_radius"].astype(float)})
+        if "param_kappa" in results:
+            table["kappa"] = results["param_kappa"].astype(float)
+        for column in ("mean_test_score", "std_test_score", "rank_test_score", "mean_fit_time", "n_failed_fits",
+                       "n_uncertified_fits"):
+            table[column] = results[column]
+        gaps = sweep.fits.groupby("candidate")["relative_gap"].max()
+        table["max_relative_gap"] = gaps.reindex(range(len(results))).to_numpy()
+        return table
+
+    # ------------------------------------------------------------------ the path, drawn
+    def plot_path(self, ax=None):
+        """The mean validation score (+- one standard deviation over the splits) against the radius, log scale,
+        one line per ``kappa``, the chosen radius marked; returns the matplotlib ``Axes``."""
+        check_is_fitted(self, "path_")
+        import matplotlib.pyplot as plt
+        if ax is None:
+            _, ax = plt.subplots()
+        groups = self.path_.groupby("kappa") if "kappa" in self.path_ else [(None, self.path_)]
+        for kappa, part in groups:
+            part = part.sort_values("radius")
+            radius = part["radius"].to_numpy()
+            shown = np.where(radius > 0, radius, np.nan)
+            mean, std = part["mean_test_score"].to_numpy(), part["std_test_score"].to_numpy()
+            line, = ax.plot(shown, mean, marker="o", label=None if kappa is None else f"kappa = {kappa:g}")
+            ax.fill_between(shown, mean - std, mean + std, alpha=0.2, color=line.get_color())
+        ax.axvline(self.radius_, color="k", linestyle="--", linewidth=1)
+        ax.set_xscale("log")
+        ax.set_xlabel("radius")
+        ax.set_ylabel(f"validation score ({self.scoring_})")
+        if "kappa" in self.path_:
+            ax.legend()
+        return ax
+
+
+def _cv_doc(estimator: str) -> str:
+    return f"""{estimator} with the radius of its ambiguity set (and optionally the label cost) chosen by
+    cross-validation under a selection criterion, then refit on all rows (:mod:`drokit.model_selection.cv_estimators`).
+
+    Parameters
+    ----------
+    radii : int or list of float
+        The path: a list of radii >= 0, or the number of radii of the default path (10; module docstring).
+    kappas : list of float or None
+        Label costs to cross-validate with the radii (``ambiguity__metric__label__kappa``); ``None``: the declared one.
+    cv : int, cross-validation generator or iterable
+        As :func:`~drokit.model_selection.cross_validate_grid` (5 stratified folds for a classifier).
+    criterion : {{"clean", "worst_case", "shift"}}
+        The selection criterion (:mod:`drokit.model_selection.criteria`): ``"clean"`` (``scoring`` on the validation
+        folds), ``"worst_case"`` (minus the exact worst-case validation risk at ``validation_radius``), ``"shift"``
+        (``scoring`` on ``n_shift_sets`` shifted copies of each validation fold, ``dk.simulate_shift``).
+    scoring : str or callable or None
+        A scikit-learn scorer (``None``: ``neg_log_loss`` for the logistic classifier, else ``score``); not with
+        ``"worst_case"``.
+    validation_radius : float or None
+        The radius of ``"worst_case"`` (``None``: the rule of thumb ``d / sqrt(N)`` of the default path).
+    shift_model : Calibration or GroundMetric or None
+        The shift model of ``"shift"`` (``None``: the estimator's ground metric; a calibrated metric's calibration).
+    n_shift_sets : int
+        Shifted copies per validation fold (``"shift"``).
+    shift_aggregate : {{"mean", "worst"}}
+        The shifted copies' mean score or their worst.
+    refit : bool
+        Refit on all rows at the chosen parameters (the estimator then predicts); False: selection only.
+    n_jobs, backend, scheduler, progress
+        How the fits run, as :func:`~drokit.model_selection.cross_validate_grid`.
+    random_state : int or None
+        Seed of the splits and of the shifted copies (``None``: 0).
+
+    The other parameters are :class:`~drokit.{estimator}`'s.
+
+    Attributes
+    ----------
+    radius_, kappa_ : float
+        The chosen radius and label cost.
+    best_score_ : float
+        Its mean validation score; ``best_index_`` its row of ``path_``.
+    radii_ : numpy.ndarray
+        The path's radii.
+    scores_ : numpy.ndarray
+        ``(candidates, splits)`` validation scores, rows in ``path_`` order.
+    path_ : pandas.DataFrame
+        Per candidate: ``radius`` (``kappa``), mean / std / rank of the score, mean fit time, failed and uncertified
+        fits, the largest certified relative gap.
+    cv_results_ : pandas.DataFrame
+        The sweep's full table (:class:`~drokit.model_selection.SweepResult`; ``sweep_`` is the whole result).
+    scoring_ : str
+        What the scores are.
+    coef_, intercept_, result_, ... :
+        The refit model's, as :class:`~drokit.{estimator}`.
+    """
+
+
+class DROClassifierCV(_DROCV, DROClassifier):
+    __doc__ = _cv_doc("DROClassifier")
+    _estimator_class = DROClassifier
+
+    def __init__(self, loss="logistic", ambiguity=None, *, radii=10, kappas=None, cv=5, criterion="clean",
+                 scoring=None, validation_radius=None, shift_model=None, n_shift_sets=20, shift_aggregate="mean",
+                 refit=True, n_jobs=None, backend="loky", scheduler=None, random_state=0, progress=False,
+                 method="auto", solver="auto", solver_options=None, fit_intercept=True, categorical_features=None,
+                 categories="auto", handle_unknown="error", on_inaccurate="raise",
+                 max_configurations=MAX_CONFIGURATIONS, method_options=None, verbose=False, l1_penalty=0.0,
+                 l2_penalty=0.0, time_limit=None):
+        self._store_params(locals())
+
+    def fit(self, X, y):
+        """Choose the radius (and ``kappa``) on the path by cross-validation, then refit on all of ``X, y``."""
+        return self._fit_cv(X, y)
+
+
+class DRORegressorCV(_DROCV, DRORegressor):
+    __doc__ = _cv_doc("DRORegressor")
+    _estimator_class = DRORegressor
+
+    def __init__(self, loss="huber", ambiguity=None, *, radii=10, kappas=None, cv=5, criterion="clean",
+                 scoring=None, validation_radius=None, shift_model=None, n_shift_sets=20, shift_aggregate="mean",
+                 refit=True, n_jobs=None, backend="loky", scheduler=None, random_state=0, progress=False,
+                 method="auto", solver="auto", solver_options=None, fit_intercept=True, categorical_features=None,
+                 categories="auto", handle_unknown="error", on_inaccurate="raise",
+                 max_configurations=MAX_CONFIGURATIONS, method_options=None, verbose=False, l1_penalty=0.0,
+                 l2_penalty=0.0, time_limit=None):
+        self._store_params(locals())
+
+    def fit(self, X, y):
+        """Choose the radius (and ``kappa``) on the path by cross-validation, then refit on all of ``X, y``."""
+        return self._fit_cv(X, y)
+
+
+__all__ = ["DROClassifierCV", "DRORegressorCV", "CRITERIA", "CV_PARAMETERS"]
