@@ -195,3 +195,57 @@ def test_shift_criterion_needs_a_dataframe():
     X, y = _data(n=40)
     with pytest.raises(dk.DataError, match="DataFrame"):
         dk.DROClassifierCV(criterion="shift", **FAST).fit(X[["a", "b"]].to_numpy(), y)
+
+
+# ---------------------------------------------------------------------------------------------------
+# warm starts: the estimators' warm_start and the sweep's path
+# ---------------------------------------------------------------------------------------------------
+def test_warm_start_starts_phase_one_from_the_last_solution_and_changes_no_answer(monkeypatch):
+    import drokit.reformulations.own_solvers as own
+    X, y = _data(n=150, seed=8)
+    starts = []
+    original = own.warm_phase_one
+
+    def spy(*args, **kwargs):
+        starts.append(kwargs.get("start"))
+        return original(*args, **kwargs)
+    monkeypatch.setattr(own, "warm_phase_one", spy)
+    metric = dk.GroundMetric(label=dk.LabelCost(kappa=1.0))
+    warm = dk.DROClassifier(ambiguity=dk.Wasserstein(metric, radius=0.3), method="cutting_plane", warm_start=True)
+    warm.fit(X, y)
+    first = np.r_[np.ravel(warm.intercept_), warm.coef_.ravel(), warm.lambda_]
+    warm.set_params(ambiguity__radius=0.1).fit(X, y)
+    assert starts[0] is None
+    np.testing.assert_allclose(starts[1], first)
+    cold = dk.DROClassifier(ambiguity=dk.Wasserstein(metric, radius=0.1), method="cutting_plane").fit(X, y)
+    assert warm.result_.status == "optimal"
+    assert warm.result_.objective == pytest.approx(cold.result_.objective, rel=2e-6)
+    # a start of another length (a new level, so another design) is ignored, and the fit is still right
+    X2 = X.copy()
+    X2["c"] = X2["c"].cat.add_categories(["s"])
+    X2.loc[X2.index[:5], "c"] = "s"
+    warm.fit(X2, y)
+    fresh = dk.DROClassifier(ambiguity=dk.Wasserstein(metric, radius=0.1), method="cutting_plane").fit(X2, y)
+    assert warm.result_.objective == pytest.approx(fresh.result_.objective, rel=2e-6)
+
+
+def test_a_warm_path_sweep_scores_as_the_cold_sweep():
+    X, y = _data(n=120, seed=6)
+    grid = {"radius": [0.02, 0.2, 0.6], "kappa": [1.0, np.inf]}
+    kw = dict(cv=3, seed=1, backend="sequential", refit=False)
+    est = dk.DROClassifier(method="cutting_plane")
+    cold = dk.cross_validate_grid(est, X, y, grid, **kw)
+    warm = dk.cross_validate_grid(est, X, y, grid, path="radius", **kw)
+    np.testing.assert_allclose(warm.results["mean_test_score"], cold.results["mean_test_score"], atol=1e-4)
+    assert list(warm.results["param_radius"]) == list(cold.results["param_radius"])
+    assert (warm.fits["status"] == "optimal").all()
+
+
+def test_path_sweep_errors():
+    from sklearn.tree import DecisionTreeClassifier
+    X, y = _data(n=40)
+    with pytest.raises(dk.ParameterError, match="path='theta'"):
+        dk.cross_validate_grid(dk.DROClassifier(), X, y, {"radius": [0.1, 0.2]}, cv=2, path="theta")
+    with pytest.raises(dk.ParameterError, match="warm_start"):
+        dk.cross_validate_grid(DecisionTreeClassifier(), X[["a", "b"]], y, {"max_depth": [1, 2]}, cv=2,
+                               path="max_depth")

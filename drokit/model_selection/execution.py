@@ -99,11 +99,27 @@ def fit_and_score(estimator, X, y, params: Dict[str, Any], split: Split, scorer,
     Returns ``{candidate, split, test_score, fit_time, score_time, error, status, method, solver,
     relative_gap, warnings}``; a failure is recorded in ``error`` (``"fit: Type: message"``) unless ``raise_errors``.
     """
+    return _fit_and_score(clone(estimator), X, y, params, split, scorer, candidate, k, split_name, shown,
+                          raise_errors)
+
+
+def fit_path_and_score(estimator, X, y, steps, split: Split, scorer, k: int, split_name: str, raise_errors: bool,
+                       warm_key: str) -> list:
+    """One clone, ``warm_key`` (its ``warm_start`` parameter) set, fitted in turn with each ``(candidate, params,
+    shown)`` of ``steps`` on the training rows of ``split`` and scored on its test rows: every fit after the first
+    starts from the last one's solution (a path over radii).  A list of :func:`fit_and_score`'s records."""
+    model = clone(estimator).set_params(**{warm_key: True})
+    return [_fit_and_score(model, X, y, params, split, scorer, candidate, k, split_name, shown, raise_errors)
+            for candidate, params, shown in steps]
+
+
+def _fit_and_score(model, X, y, params: Dict[str, Any], split: Split, scorer, candidate: int, k: int,
+                   split_name: str, shown: Mapping[str, Any], raise_errors: bool) -> dict:
     train, test = split
     record = {"candidate": candidate, "split": k, **FIT_RECORD_DEFAULTS}
     stage = "fit"
     try:
-        model = clone(estimator).set_params(**params)
+        model.set_params(**params)
         start = time.perf_counter()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")

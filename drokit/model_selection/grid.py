@@ -142,6 +142,34 @@ def check_names(estimator, translated: List[Dict[str, Any]], candidates) -> None
                                  f"{type(estimator).__name__}: {exc}") from exc
 
 
+def path_lines(candidates: List[Dict[str, Any]], path: str) -> List[List[int]]:
+    """The candidates grouped into paths along the grid key ``path``: one list per combination of the other keys
+    (in grid order), its candidates ordered by the ``path`` value from the largest down (a radius path starts where
+    the worst-case set is largest).  Raises :class:`ParameterError` when ``path`` is not a key of every candidate or a
+    value is not a number."""
+    if not all(path in c for c in candidates):
+        raise ParameterError(f"path={path!r} must be a key of the grid (of every combination), got the keys "
+                             f"{sorted(set().union(*candidates))}")
+    lines: Dict[tuple, List[int]] = {}
+    for i, c in enumerate(candidates):
+        if not isinstance(c[path], Real) or isinstance(c[path], bool):
+            raise ParameterError(f"path={path!r} needs numbers, got {c[path]!r}")
+        rest = tuple((k, repr(v)) for k, v in sorted(c.items()) if k != path)
+        lines.setdefault(rest, []).append(i)
+    return [sorted(line, key=lambda i: -float(candidates[i][path])) for line in lines.values()]
+
+
+def warm_start_name(estimator, prefix: str) -> str:
+    """The ``set_params`` name of the estimator's ``warm_start`` (``prefix``: the drokit step of a Pipeline); raises
+    :class:`ParameterError` when it has none (a path warm-starts its fits)."""
+    name = prefix + "warm_start"
+    if name not in estimator.get_params(deep=True):
+        raise ParameterError(f"a path sweep warm-starts the fits of a split: the estimator needs a warm_start "
+                             f"parameter (drokit's estimators have one), and {type(estimator).__name__} has no "
+                             f"{name!r}")
+    return name
+
+
 def make_splits(estimator, X, y, cv, repeats, seed) -> List[Split]:
     """The (train, test) index arrays, drawn once in this process."""
     if not (isinstance(repeats, Integral) and repeats >= 1):

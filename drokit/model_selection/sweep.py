@@ -25,9 +25,9 @@ from typing import Dict, Optional, Tuple
 from joblib import Parallel, delayed
 from sklearn.base import clone
 
-from .execution import Progress, check_backend, fit_and_score, joblib_backend
+from .execution import Progress, check_backend, fit_and_score, fit_path_and_score, joblib_backend
 from .grid import (Grid, check_error_score, check_grid, check_names, drokit_prefix, grid_candidates, make_splits,
-                   own_convenience_names, resolve_scorer, split_name, translate)
+                   own_convenience_names, path_lines, resolve_scorer, split_name, translate, warm_start_name)
 from .result import FitFailedError, SweepResult, best_index, describe, fits_table, results_table, warn_failures
 
 
@@ -35,7 +35,7 @@ from .result import FitFailedError, SweepResult, best_index, describe, fits_tabl
 def cross_validate_grid(estimator, X, y, grid: Grid, *, cv=5, repeats: int = 1, scoring=None,
                         n_jobs: Optional[int] = None, backend: str = "loky", scheduler=None,
                         seed: Optional[int] = None, progress: bool = False, refit: bool = True,
-                        error_score="nan") -> SweepResult:
+                        error_score="nan", path: Optional[str] = None) -> SweepResult:
     """Cross-validate every combination of ``grid`` on repeated K-fold splits, in parallel via joblib.
 
     For each combination ``c`` and split ``k`` the score ``s_{c,k}`` is ``scoring`` of a clone of
@@ -92,6 +92,11 @@ def cross_validate_grid(estimator, X, y, grid: Grid, *, cv=5, repeats: int = 1, 
         :class:`FitFailedError` naming the parameters and the split.  If every fit fails, or
         ``refit=True`` and every combination has a failed fit, :class:`FitFailedError` is raised in
         any case.
+    path : str or None
+        A grid key (``"radius"``) whose values are fitted *in turn* on each split, from the largest down, each fit
+        starting from the previous one's solution (the drokit estimator's ``warm_start``): one task per (split,
+        combination of the other keys) instead of one per fit.  The scores are those of cold fits up to the fits'
+        certified gaps (only the starts move).  ``None`` (default): every fit from scratch.
 
     Returns
     -------
@@ -126,14 +131,25 @@ def cross_validate_grid(estimator, X, y, grid: Grid, *, cv=5, repeats: int = 1, 
     tasks = [(i, k) for i in range(len(candidates)) for k in range(len(splits))]
     reporter = Progress(len(tasks), enabled=progress)
     records: Dict[Tuple[int, int], dict] = {}
+    raise_errors = error_score == "raise"
     with joblib_backend(backend, scheduler, n_jobs) as n_jobs_:
-        run = Parallel(n_jobs=n_jobs_, return_as="generator_unordered")(
-            delayed(fit_and_score)(base, X, y, translated[i], splits[k], scorer, i, k,
-                                   split_name(k, fold_count), candidates[i], error_score == "raise")
-            for i, k in tasks)
-        for record in run:
-            records[record["candidate"], record["split"]] = record
-            reporter.update(record, candidates[record["candidate"]])
+        if path is None:
+            run = Parallel(n_jobs=n_jobs_, return_as="generator_unordered")(
+                delayed(fit_and_score)(base, X, y, translated[i], splits[k], scorer, i, k,
+                                       split_name(k, fold_count), candidates[i], raise_errors)
+                for i, k in tasks)
+            batches = ([record] for record in run)
+        else:
+            warm_key = warm_start_name(base, prefix)
+            steps = [[(i, translated[i], candidates[i]) for i in line] for line in path_lines(candidates, path)]
+            batches = Parallel(n_jobs=n_jobs_, return_as="generator_unordered")(
+                delayed(fit_path_and_score)(base, X, y, line, splits[k], scorer, k, split_name(k, fold_count),
+                                            raise_errors, warm_key)
+                for line in steps for k in range(len(splits)))
+        for batch in batches:
+            for record in batch:
+                records[record["candidate"], record["split"]] = record
+                reporter.update(record, candidates[record["candidate"]])
     elapsed = time.perf_counter() - started
     reporter.close(elapsed)
 

@@ -79,6 +79,7 @@ class DROLinearModel(BaseEstimator):
         "l1_penalty": RealNumber(),
         "l2_penalty": RealNumber(),
         "time_limit": Check(check_time_limit),
+        "warm_start": Boolean(),
         "verbose": Check(check_verbose),
     }
 
@@ -125,7 +126,7 @@ class DROLinearModel(BaseEstimator):
         try:
             result = cp.solve(solver=self.solver, solver_options=self.solver_options,
                               on_inaccurate=self.on_inaccurate, verbose=self.verbose,
-                              method_options=self.method_options, time_limit=self.time_limit)
+                              method_options=self._method_options(cp), time_limit=self.time_limit)
         except FitInterrupted as exc:
             if exc.result is None:
                 raise
@@ -135,6 +136,18 @@ class DROLinearModel(BaseEstimator):
         if interrupted is not None:
             raise interrupted     # Ctrl-C: the best model so far is kept (result_.stop_reason == "interrupted")
         return result
+
+    def _method_options(self, cp) -> dict:
+        """``method_options``, with the previous fit's ``theta = (beta_0, beta, lambda)`` as the cutting plane's start
+        when ``warm_start`` (scikit-learn's convention: reuse the last solution; only phase 1's start moves, the
+        certificate is computed as always; a start of another length -- other columns or levels -- is ignored)."""
+        options = dict(self.method_options or {})
+        previous = getattr(self, "result_", None) if self.warm_start else None
+        if previous is not None and cp.method == "cutting_plane" and "start" not in options \
+                and np.ndim(previous.coef) == 1 and np.isfinite(previous.lambda_):
+            options["start"] = np.r_[[previous.intercept] if cp.instance.fit_intercept else [], previous.coef,
+                                     previous.lambda_]
+        return options or None
 
     def _remember(self, X, schema, ambiguity, result) -> None:
         """The fitted state every model keeps: ``schema_``, ``ambiguity_``, ``result_``, the input's feature names and
@@ -244,6 +257,11 @@ class DROClassifier(ClassifierMixin, DROLinearModel):
     l2_penalty : float
         ``alpha >= 0``: plus ``alpha ||beta||_2^2`` (intercept excluded): belbasi2023's r-MixF, and at
         radius 0 ridge-regularized ERM (r-Nom).
+    warm_start : bool
+        ``True``: a new ``fit`` of the cutting-plane method starts its phase 1 from the last fit's solution
+        (``coef_``, ``intercept_``, ``lambda_``) instead of from scratch (scikit-learn's convention), e.g. along a
+        radius path with ``set_params(ambiguity__radius=r).fit(X, y)``.  Only the start moves: the fit is certified
+        as always, and a start of another length (other columns or levels) is ignored.
 
     Attributes
     ----------
@@ -275,7 +293,7 @@ class DROClassifier(ClassifierMixin, DROLinearModel):
                  solver_options=None, fit_intercept=True, categorical_features=None,
                  categories="auto", handle_unknown="error", on_inaccurate="raise",
                  max_configurations=MAX_CONFIGURATIONS, method_options=None, verbose=False,
-                 l1_penalty=0.0, l2_penalty=0.0, time_limit=None):
+                 l1_penalty=0.0, l2_penalty=0.0, time_limit=None, warm_start=False):
         self._store_params(locals())
 
     def fit(self, X, y, sample_weight=None):
@@ -381,7 +399,7 @@ class DRORegressor(RegressorMixin, DROLinearModel):
                  solver_options=None, fit_intercept=True, categorical_features=None,
                  categories="auto", handle_unknown="error", on_inaccurate="raise",
                  max_configurations=MAX_CONFIGURATIONS, method_options=None, verbose=False,
-                 l1_penalty=0.0, l2_penalty=0.0, time_limit=None):
+                 l1_penalty=0.0, l2_penalty=0.0, time_limit=None, warm_start=False):
         self._store_params(locals())
 
     def fit(self, X, y, sample_weight=None):

@@ -73,6 +73,11 @@ class CuttingPlaneOptions:
     #: phase 1 on large data starts from the point of a phase 1 on a subsample (:mod:`.warm_start`, from
     #: ``SUBSAMPLE_FROM`` samples on); False: from ``beta = 0`` and the nominal rows
     warm_start: bool = True
+    #: ``theta = (beta_0, beta, lambda)`` to start phase 1 from (at the first temperature ``WARM_TAU`` of
+    #: :mod:`.warm_start`, in place of a subsample's point): the solution of a nearby problem on the same data, e.g.
+    #: the previous radius of a path (the estimators' ``warm_start=True``).  Only the start moves: the certificate is
+    #: computed as always.  A vector of another length (other data) is ignored.  None: no start
+    start: Optional[np.ndarray] = None
     verbose: bool = False
 
     def validate(self) -> None:
@@ -86,6 +91,11 @@ class CuttingPlaneOptions:
                 raise ParameterError(f"cutting-plane option {name} must be None or > 0, got {v!r}")
         if not (isinstance(self.max_rounds, (int, np.integer)) and self.max_rounds > 0):
             raise ParameterError(f"cutting-plane option max_rounds must be a positive int, got {self.max_rounds!r}")
+        if self.start is not None:
+            start = np.asarray(self.start, dtype=float)
+            if start.ndim != 1 or not np.all(np.isfinite(start)):
+                raise ParameterError(f"cutting-plane option start must be a finite 1-d vector (beta_0, beta, lambda), "
+                                     f"got {self.start!r}")
         if self.search not in ("auto", "phase_one", "slope_split"):
             raise ParameterError(f"cutting-plane option search must be 'auto', 'phase_one' or 'slope_split', "
                                  f"got {self.search!r}")

@@ -94,7 +94,7 @@ def run_own_solvers(inst: DROInstance, oracle, options: CuttingPlaneOptions, wor
             split = "never"           # the slope-cut LP certifies from phase 1's point (the split cost 11 s on audiology)
         if split != "first":
             first = warm_phase_one(inst, oracle, certify_tol=certify_tol, log=method_log, control=control,
-                                   warm=options.warm_start)
+                                   warm=options.warm_start, start=options.start)
             phase_one_time = first.seconds
             control.record("phase 1", "phase_one", {}, "certified" if first.certified else "not_certified",
                            "converged" if first.converged else "stopped", first.seconds, first.newton_steps)

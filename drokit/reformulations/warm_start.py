@@ -75,11 +75,23 @@ def subsample_point(inst: DROInstance, oracle, *, log: Optional[Callable[[str], 
 
 
 def warm_phase_one(inst: DROInstance, oracle, *, log: Optional[Callable[[str], None]] = None, control=None,
-                   warm: bool = True, **options) -> PhaseOneResult:
-    """:func:`.phase_one.phase_one`, started from :func:`subsample_point` when ``warm`` and ``inst`` is large enough
-    (first temperature :data:`WARM_TAU`); ``options`` go to ``phase_one``."""
+                   warm: bool = True, start: Optional[np.ndarray] = None, **options) -> PhaseOneResult:
+    """:func:`.phase_one.phase_one`, started from ``start`` (``theta = (beta_0, beta, lambda)`` of a nearby problem on
+    the same data, e.g. the previous radius of a path; ignored when its length is not this instance's) or else from
+    :func:`subsample_point` when ``warm`` and ``inst`` is large enough, at the first temperature :data:`WARM_TAU`;
+    ``options`` go to ``phase_one``."""
     t0 = time.perf_counter()
-    start = subsample_point(inst, oracle, log=log, control=control) if warm else None
+    dim = int(inst.fit_intercept) + inst.schema.n_encoded + 1             # theta = (beta_0, beta, lambda)
+    if start is not None and np.size(start) != dim:
+        if log is not None:
+            log(f"warm start: a start of {np.size(start)} numbers for {dim} parameters is ignored")
+        start = None
+    if start is not None:
+        if log is not None:
+            log("warm start: phase 1 from the given point")
+        start = np.asarray(start, dtype=float)
+    elif warm:
+        start = subsample_point(inst, oracle, log=log, control=control)
     if start is None:
         return phase_one(inst, oracle, log=log, control=control, **options)
     options = {**options, "start": start, "tau0": max(WARM_TAU, options.get("tau_min", 0.0))}
