@@ -65,12 +65,12 @@ class LogLossScorer:
     def __init__(self, labels):
         self.labels = np.asarray(labels)
 
-    def __call__(self, model, X, y) -> float:
+    def __call__(self, model, X, y, sample_weight=None) -> float:
         from sklearn.metrics import log_loss
         proba = model.predict_proba(X)
         full = np.zeros((proba.shape[0], self.labels.size))
         full[:, np.searchsorted(self.labels, model.classes_)] = proba
-        return -float(log_loss(y, full, labels=self.labels))
+        return -float(log_loss(y, full, labels=self.labels, sample_weight=sample_weight))
 
     def __repr__(self) -> str:
         return f"LogLossScorer(labels={self.labels.tolist()!r})"
@@ -100,9 +100,9 @@ class WorstCaseScorer:
                                  f"{type(ambiguity).__name__} has none")
         return clone(ambiguity).set_params(radius=self.radius)
 
-    def __call__(self, model, X, y) -> float:
+    def __call__(self, model, X, y, sample_weight=None) -> float:
         from ..evaluation import worst_case
-        return -float(worst_case(model, X, y, ambiguity=self.ambiguity(model)).value)
+        return -float(worst_case(model, X, y, ambiguity=self.ambiguity(model), sample_weight=sample_weight).value)
 
     def __repr__(self) -> str:
         return f"WorstCaseScorer(radius={self.radius!r})"
@@ -148,7 +148,7 @@ class ShiftScorer:
         from ..metrics import GroundMetric
         return ambiguity.metric if ambiguity.metric is not None else GroundMetric()
 
-    def scores(self, model, X, y) -> np.ndarray:
+    def scores(self, model, X, y, sample_weight=None) -> np.ndarray:
         """The score of every shifted copy of ``X``."""
         from ..evaluation.shift import simulate_shift
         from ..validation import is_dataframe
@@ -158,10 +158,11 @@ class ShiftScorer:
         roles = getattr(model, "categorical_features", None)
         sets = simulate_shift(X, self.shift_model_of(model), self.n_sets, seed=self.seed, scenario=self.scenario,
                               categorical_features=roles)
-        return np.array([float(self.scorer(model, shifted, y)) for shifted in sets])
+        weight = {} if sample_weight is None else {"sample_weight": sample_weight}
+        return np.array([float(self.scorer(model, shifted, y, **weight)) for shifted in sets])
 
-    def __call__(self, model, X, y) -> float:
-        scores = self.scores(model, X, y)
+    def __call__(self, model, X, y, sample_weight=None) -> float:
+        scores = self.scores(model, X, y, sample_weight)
         return float(np.mean(scores) if self.aggregate == "mean" else np.min(scores))
 
     def __repr__(self) -> str:

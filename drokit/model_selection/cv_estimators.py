@@ -134,7 +134,7 @@ class _DROCV:
         FeatureSchema.infer(X, self.categorical_features, self.categories).transform(X)
         return X, y
 
-    def _fit_cv(self, X, y):
+    def _fit_cv(self, X, y, sample_weight=None):
         if self.validation_radius is not None and self.criterion != "worst_case":
             raise ParameterError("validation_radius is the radius of criterion='worst_case'; it has no meaning for "
                                  f"criterion={self.criterion!r}")
@@ -152,7 +152,8 @@ class _DROCV:
         scorer, name = self._scorer(base, X, y)
         sweep = cross_validate_grid(base, X, y, grid, cv=self.cv, scoring=scorer, n_jobs=self.n_jobs,
                                     backend=self.backend, scheduler=self.scheduler, seed=self._seed(),
-                                    progress=self.progress, refit=False, path="radius" if self.warm_path else None)
+                                    progress=self.progress, refit=False, path="radius" if self.warm_path else None,
+                                    sample_weight=sample_weight)
         if sweep.best_index_ is None:
             raise FitFailedError(f"every radius of the path had a failed fit; first failure: "
                                  f"{sweep.results.loc[sweep.results['n_failed_fits'] > 0, 'errors'].iloc[0]}")
@@ -174,7 +175,7 @@ class _DROCV:
                 chosen["ambiguity__metric__label__kappa"] = self.kappa_
             self._selected_ambiguity = self._chosen_ambiguity(chosen)
             try:
-                self._estimator_class.fit(self, X, y)
+                self._estimator_class.fit(self, X, y, sample_weight=sample_weight)
             finally:
                 del self._selected_ambiguity
         return self
@@ -307,9 +308,11 @@ class DROClassifierCV(_DROCV, DROClassifier):
                  l2_penalty=0.0, time_limit=None, warm_start=False):
         self._store_params(locals())
 
-    def fit(self, X, y):
-        """Choose the radius (and ``kappa``) on the path by cross-validation, then refit on all of ``X, y``."""
-        return self._fit_cv(X, y)
+    def fit(self, X, y, sample_weight=None):
+        """Choose the radius (and ``kappa``) on the path by cross-validation, then refit on all of ``X, y``.
+        ``sample_weight``: weights of the rows, for every fit (its training rows'), every validation score (its
+        validation rows') and the refit; the folds ignore them."""
+        return self._fit_cv(X, y, sample_weight)
 
 
 class DRORegressorCV(_DROCV, DRORegressor):
@@ -325,9 +328,11 @@ class DRORegressorCV(_DROCV, DRORegressor):
                  l2_penalty=0.0, time_limit=None, warm_start=False):
         self._store_params(locals())
 
-    def fit(self, X, y):
-        """Choose the radius (and ``kappa``) on the path by cross-validation, then refit on all of ``X, y``."""
-        return self._fit_cv(X, y)
+    def fit(self, X, y, sample_weight=None):
+        """Choose the radius (and ``kappa``) on the path by cross-validation, then refit on all of ``X, y``.
+        ``sample_weight``: weights of the rows, for every fit (its training rows'), every validation score (its
+        validation rows') and the refit; the folds ignore them."""
+        return self._fit_cv(X, y, sample_weight)
 
 
 __all__ = ["DROClassifierCV", "DRORegressorCV", "CRITERIA", "CV_PARAMETERS"]

@@ -93,29 +93,34 @@ def _dask_client(scheduler, n_jobs):
 
 # ---------------------------------------------------------------------------------- one task
 def fit_and_score(estimator, X, y, params: Dict[str, Any], split: Split, scorer, candidate: int,
-                   k: int, split_name: str, shown: Mapping[str, Any], raise_errors: bool) -> dict:
+                   k: int, split_name: str, shown: Mapping[str, Any], raise_errors: bool,
+                   sample_weight: Optional[np.ndarray] = None) -> dict:
     """Fit a clone with ``params`` on the training rows, score it on the test rows.
 
     Returns ``{candidate, split, test_score, fit_time, score_time, error, status, method, solver,
     relative_gap, warnings}``; a failure is recorded in ``error`` (``"fit: Type: message"``) unless ``raise_errors``.
+    ``sample_weight``: the weights of all rows; the training rows' go to ``fit``, the test rows' to the scorer.
     """
     return _fit_and_score(clone(estimator), X, y, params, split, scorer, candidate, k, split_name, shown,
-                          raise_errors)
+                          raise_errors, sample_weight)
 
 
 def fit_path_and_score(estimator, X, y, steps, split: Split, scorer, k: int, split_name: str, raise_errors: bool,
-                       warm_key: str) -> list:
+                       warm_key: str, sample_weight: Optional[np.ndarray] = None) -> list:
     """One clone, ``warm_key`` (its ``warm_start`` parameter) set, fitted in turn with each ``(candidate, params,
     shown)`` of ``steps`` on the training rows of ``split`` and scored on its test rows: every fit after the first
     starts from the last one's solution (a path over radii).  A list of :func:`fit_and_score`'s records."""
     model = clone(estimator).set_params(**{warm_key: True})
-    return [_fit_and_score(model, X, y, params, split, scorer, candidate, k, split_name, shown, raise_errors)
-            for candidate, params, shown in steps]
+    return [_fit_and_score(model, X, y, params, split, scorer, candidate, k, split_name, shown, raise_errors,
+                           sample_weight) for candidate, params, shown in steps]
 
 
 def _fit_and_score(model, X, y, params: Dict[str, Any], split: Split, scorer, candidate: int, k: int,
-                   split_name: str, shown: Mapping[str, Any], raise_errors: bool) -> dict:
+                   split_name: str, shown: Mapping[str, Any], raise_errors: bool,
+                   sample_weight: Optional[np.ndarray] = None) -> dict:
     train, test = split
+    fit_weight = {} if sample_weight is None else {"sample_weight": sample_weight[train]}
+    score_weight = {} if sample_weight is None else {"sample_weight": sample_weight[test]}
     record = {"candidate": candidate, "split": k, **FIT_RECORD_DEFAULTS}
     stage = "fit"
     try:
@@ -123,7 +128,7 @@ def _fit_and_score(model, X, y, params: Dict[str, Any], split: Split, scorer, ca
         start = time.perf_counter()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            model.fit(_rows(X, train), _rows(y, train))
+            model.fit(_rows(X, train), _rows(y, train), **fit_weight)
         record["fit_time"] = time.perf_counter() - start
         record["warnings"] = "; ".join(dict.fromkeys(str(w.message) for w in caught))
         result = _fit_result(model)
@@ -133,7 +138,7 @@ def _fit_and_score(model, X, y, params: Dict[str, Any], split: Split, scorer, ca
             record["solver"] = str(getattr(result, "solver", ""))
         stage = "score"
         start = time.perf_counter()
-        record["test_score"] = float(scorer(model, _rows(X, test), _rows(y, test)))
+        record["test_score"] = float(scorer(model, _rows(X, test), _rows(y, test), **score_weight))
         record["score_time"] = time.perf_counter() - start
     except Exception as exc:  # noqa: BLE001 -- recorded (error_score) or re-raised with context
         message = f"{stage}: {type(exc).__name__}: {exc}"

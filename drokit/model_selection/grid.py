@@ -142,6 +142,16 @@ def check_names(estimator, translated: List[Dict[str, Any]], candidates) -> None
                                  f"{type(estimator).__name__}: {exc}") from exc
 
 
+def check_sample_weight(sample_weight, n_samples: int) -> Optional[np.ndarray]:
+    """``sample_weight`` as a float array, checked as the estimators check it (one finite weight >= 0 per row, not
+    all zero: :func:`drokit.models.problem.sample_probabilities`), or ``None``."""
+    if sample_weight is None:
+        return None
+    from ..models.problem import sample_probabilities
+    sample_probabilities(sample_weight, n_samples)
+    return np.asarray(sample_weight, dtype=float)
+
+
 def path_lines(candidates: List[Dict[str, Any]], path: str) -> List[List[int]]:
     """The candidates grouped into paths along the grid key ``path``: one list per combination of the other keys
     (in grid order), its candidates ordered by the ``path`` value from the largest down (a radius path starts where

@@ -26,8 +26,9 @@ from joblib import Parallel, delayed
 from sklearn.base import clone
 
 from .execution import Progress, check_backend, fit_and_score, fit_path_and_score, joblib_backend
-from .grid import (Grid, check_error_score, check_grid, check_names, drokit_prefix, grid_candidates, make_splits,
-                   own_convenience_names, path_lines, resolve_scorer, split_name, translate, warm_start_name)
+from .grid import (Grid, check_error_score, check_grid, check_names, check_sample_weight, drokit_prefix,
+                   grid_candidates, make_splits, own_convenience_names, path_lines, resolve_scorer, split_name,
+                   translate, warm_start_name)
 from .result import FitFailedError, SweepResult, best_index, describe, fits_table, results_table, warn_failures
 
 
@@ -35,7 +36,7 @@ from .result import FitFailedError, SweepResult, best_index, describe, fits_tabl
 def cross_validate_grid(estimator, X, y, grid: Grid, *, cv=5, repeats: int = 1, scoring=None,
                         n_jobs: Optional[int] = None, backend: str = "loky", scheduler=None,
                         seed: Optional[int] = None, progress: bool = False, refit: bool = True,
-                        error_score="nan", path: Optional[str] = None) -> SweepResult:
+                        error_score="nan", path: Optional[str] = None, sample_weight=None) -> SweepResult:
     """Cross-validate every combination of ``grid`` on repeated K-fold splits, in parallel via joblib.
 
     For each combination ``c`` and split ``k`` the score ``s_{c,k}`` is ``scoring`` of a clone of
@@ -92,6 +93,9 @@ def cross_validate_grid(estimator, X, y, grid: Grid, *, cv=5, repeats: int = 1, 
         :class:`FitFailedError` naming the parameters and the split.  If every fit fails, or
         ``refit=True`` and every combination has a failed fit, :class:`FitFailedError` is raised in
         any case.
+    sample_weight : array_like or None
+        Weights of the rows of ``X``: each fit gets its training rows' weights, each score its test rows' (the scorer
+        must take ``sample_weight``, as scikit-learn's do), the refit all of them.  The splits ignore them.
     path : str or None
         A grid key (``"radius"``) whose values are fitted *in turn* on each split, from the largest down, each fit
         starting from the previous one's solution (the drokit estimator's ``warm_start``): one task per (split,
@@ -125,6 +129,7 @@ def cross_validate_grid(estimator, X, y, grid: Grid, *, cv=5, repeats: int = 1, 
     translated = [translate(c, prefix, own) for c in candidates]
     check_names(base, translated, candidates)
     splits = make_splits(base, X, y, cv, repeats, seed)
+    weight = check_sample_weight(sample_weight, len(y))
     scorer, scoring_name = resolve_scorer(base, scoring)
     fold_count = cv if isinstance(cv, Integral) else None
 
@@ -136,7 +141,7 @@ def cross_validate_grid(estimator, X, y, grid: Grid, *, cv=5, repeats: int = 1, 
         if path is None:
             run = Parallel(n_jobs=n_jobs_, return_as="generator_unordered")(
                 delayed(fit_and_score)(base, X, y, translated[i], splits[k], scorer, i, k,
-                                       split_name(k, fold_count), candidates[i], raise_errors)
+                                       split_name(k, fold_count), candidates[i], raise_errors, weight)
                 for i, k in tasks)
             batches = ([record] for record in run)
         else:
@@ -144,7 +149,7 @@ def cross_validate_grid(estimator, X, y, grid: Grid, *, cv=5, repeats: int = 1, 
             steps = [[(i, translated[i], candidates[i]) for i in line] for line in path_lines(candidates, path)]
             batches = Parallel(n_jobs=n_jobs_, return_as="generator_unordered")(
                 delayed(fit_path_and_score)(base, X, y, line, splits[k], scorer, k, split_name(k, fold_count),
-                                            raise_errors, warm_key)
+                                            raise_errors, warm_key, weight)
                 for line in steps for k in range(len(splits)))
         for batch in batches:
             for record in batch:
@@ -163,7 +168,8 @@ def cross_validate_grid(estimator, X, y, grid: Grid, *, cv=5, repeats: int = 1, 
                              f"first failure: {results.loc[results['n_failed_fits'] > 0, 'errors'].iloc[0]}")
     if refit:
         start = time.perf_counter()
-        best_estimator = clone(base).set_params(**translated[best]).fit(X, y)
+        best_estimator = clone(base).set_params(**translated[best]).fit(
+            X, y, **({} if weight is None else {"sample_weight": weight}))
         refit_time = time.perf_counter() - start
         reporter.line(f"[drokit sweep] refit {describe(candidates[best])} on all {len(y)} rows in "
                       f"{refit_time:.2f} s")
