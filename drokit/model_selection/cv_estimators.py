@@ -134,6 +134,12 @@ class _DROCV:
         FeatureSchema.infer(X, self.categorical_features, self.categories).transform(X)
         return X, y
 
+    def fit(self, X, y, sample_weight=None):
+        """Choose the radius (and ``kappa``) on the path by cross-validation, then refit on all of ``X, y``.
+        ``sample_weight``: weights of the rows, for every fit (its training rows'), every validation score (its
+        validation rows') and the refit; the folds ignore them."""
+        return self._fit_cv(X, y, sample_weight)
+
     def _fit_cv(self, X, y, sample_weight=None):
         if self.validation_radius is not None and self.criterion != "worst_case":
             raise ParameterError("validation_radius is the radius of criterion='worst_case'; it has no meaning for "
@@ -301,18 +307,13 @@ class DROClassifierCV(_DROCV, DROClassifier):
 
     def __init__(self, loss="logistic", ambiguity=None, *, radii=10, kappas=None, cv=5, criterion="clean",
                  scoring=None, validation_radius=None, shift_model=None, n_shift_sets=20, shift_aggregate="mean",
-                 warm_path=False, refit=True, n_jobs=None, backend="loky", scheduler=None, random_state=0, progress=False,
+                 warm_path=False, refit=True, n_jobs=None, backend="loky", scheduler=None, random_state=0,
+                 progress=False,
                  method="auto", solver="auto", solver_options=None, fit_intercept=True, categorical_features=None,
                  categories="auto", handle_unknown="error", on_inaccurate="raise",
                  max_configurations=MAX_CONFIGURATIONS, method_options=None, verbose=False, l1_penalty=0.0,
                  l2_penalty=0.0, time_limit=None, warm_start=False):
         self._store_params(locals())
-
-    def fit(self, X, y, sample_weight=None):
-        """Choose the radius (and ``kappa``) on the path by cross-validation, then refit on all of ``X, y``.
-        ``sample_weight``: weights of the rows, for every fit (its training rows'), every validation score (its
-        validation rows') and the refit; the folds ignore them."""
-        return self._fit_cv(X, y, sample_weight)
 
 
 class DRORegressorCV(_DROCV, DRORegressor):
@@ -321,18 +322,13 @@ class DRORegressorCV(_DROCV, DRORegressor):
 
     def __init__(self, loss="huber", ambiguity=None, *, radii=10, kappas=None, cv=5, criterion="clean",
                  scoring=None, validation_radius=None, shift_model=None, n_shift_sets=20, shift_aggregate="mean",
-                 warm_path=False, refit=True, n_jobs=None, backend="loky", scheduler=None, random_state=0, progress=False,
+                 warm_path=False, refit=True, n_jobs=None, backend="loky", scheduler=None, random_state=0,
+                 progress=False,
                  method="auto", solver="auto", solver_options=None, fit_intercept=True, categorical_features=None,
                  categories="auto", handle_unknown="error", on_inaccurate="raise",
                  max_configurations=MAX_CONFIGURATIONS, method_options=None, verbose=False, l1_penalty=0.0,
                  l2_penalty=0.0, time_limit=None, warm_start=False):
         self._store_params(locals())
-
-    def fit(self, X, y, sample_weight=None):
-        """Choose the radius (and ``kappa``) on the path by cross-validation, then refit on all of ``X, y``.
-        ``sample_weight``: weights of the rows, for every fit (its training rows'), every validation score (its
-        validation rows') and the refit; the folds ignore them."""
-        return self._fit_cv(X, y, sample_weight)
 
 
 __all__ = ["DROClassifierCV", "DRORegressorCV", "CRITERIA", "CV_PARAMETERS"]
