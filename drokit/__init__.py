@@ -14,7 +14,8 @@ clf.result_.objective, clf.result_.lower_bound, clf.result_.upper_bound
 
 Public API
 ----------
-ground metrics   GroundMetric, NormCost, MismatchCost, OrdinalCost, LabelCost (CategoricalCost: protocol)
+ground metrics   GroundMetric, NormCost, GroupNormCost (NumericalNorm: protocol), MismatchCost, OrdinalCost, LabelCost
+                 (CategoricalCost: protocol)
 transport        wasserstein_distance(P, Q, metric): exact W1 between two empirical distributions under any
                  ground metric; radius helpers rule_of_thumb_radius, auxiliary_radius (drokit.metrics: grids)
 calibration      GroundMetric.calibrated(X, rho_numerical=, rho_categorical=) (sun2025 §3),
@@ -57,14 +58,15 @@ from .evaluation import (RobustnessReport, feature_stability, robustness_report,
                          stability_curve, worst_case, worst_case_value, worst_case_value_oracle)
 from .exceptions import (DataError, DrokitError, FitInterrupted, ParameterError, ProblemTooLargeError, SolverError,
                          SolverNotAvailableError)
-from .metrics import (CategoricalCost, GroundMetric, LabelCost, MismatchCost, NormCost, OrdinalCost, auxiliary_radius, radius_from_theta,
+from .metrics import (CategoricalCost, GroundMetric, GroupNormCost, LabelCost, MismatchCost, NormCost, NumericalNorm,
+                      OrdinalCost, auxiliary_radius, radius_from_theta,
                       rule_of_thumb_radius, wasserstein_distance)
 from .model_selection import DROClassifierCV, DRORegressorCV, FitFailedError, SweepResult, cross_validate_grid
 from .models import AuxiliaryMixture, CompiledProblem, DROClassifier, DRORegressor, FitResult, Problem
 
 __version__ = "0.1.0"
 
-__all__ = ["GroundMetric", "NormCost", "MismatchCost", "OrdinalCost", "CategoricalCost", "LabelCost", "radius_from_theta", "Wasserstein", "Intersection", "AmbiguitySet", "CalibratedWasserstein", "OTMoment", "KLBall", "ChiSquareBall", "CVaRSet", "divergences", "AuxiliaryMixture",
+__all__ = ["GroundMetric", "NormCost", "GroupNormCost", "NumericalNorm", "MismatchCost", "OrdinalCost", "CategoricalCost", "LabelCost", "radius_from_theta", "Wasserstein", "Intersection", "AmbiguitySet", "CalibratedWasserstein", "OTMoment", "KLBall", "ChiSquareBall", "CVaRSet", "divergences", "AuxiliaryMixture",
            "wasserstein_distance", "rule_of_thumb_radius", "auxiliary_radius",
            "stability", "feature_stability", "stability_curve",
            "losses", "DROClassifier", "DRORegressor", "Problem", "CompiledProblem", "FitResult",

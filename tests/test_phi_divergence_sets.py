@@ -170,3 +170,38 @@ def test_separable_data_under_a_reweighting_set_get_a_clear_error():
     y = (X[:, 0] > 0).astype(int)
     with pytest.raises(dk.SolverError, match="separable"):
         dk.DROClassifier(ambiguity=dk.KLBall(radius=0.1)).fit(X, y)
+
+
+def test_beyond_the_candidate_limit_the_tied_samples_alone_choose_the_dual_point(monkeypatch):
+    """CVaR at level 0.2 on 3,000 rows (more candidate rows than KKT_MAX_ROWS) and MOT-DRO with the hinge loss and
+    numerical moves: the restricted dual runs over the samples tied at the value at risk, or at the hinge's kink, the
+    others held at their worst-case masses and slopes (``held_samples``), so a program of a few dozen rows makes the
+    bound an explicit dual point (before: the master's dual objective, source "method"); below the textbook dual's
+    optimum and other models' worst cases (weak duality)."""
+    import drokit.certificates.mot_lower_bound as mlb
+    sizes = []
+    solve = mlb.mot_kkt_multipliers
+
+    def recorded(inst, rows, *args, **kwargs):
+        sizes.append(rows.size)
+        return solve(inst, rows, *args, **kwargs)
+    monkeypatch.setattr(mlb, "mot_kkt_multipliers", recorded)
+    X, y = _data(n=3000, d=6, seed=3)
+    amb = dk.CVaRSet(level=0.2)
+    res = dk.DROClassifier(ambiguity=amb).fit(X, y).result_
+    assert res.status == "optimal" and res.auxiliary["lower_bound"]["source"] == "lagrangian"
+    assert 0 < max(sizes) <= 100, sizes
+    assert res.lower_bound <= _textbook(amb, X, y) + 1e-8 and res.objective == pytest.approx(_textbook(amb, X, y),
+                                                                                              rel=1e-6)
+    sizes.clear()
+    metric = dk.GroundMetric(numerical=dk.NormCost(p=2), label=dk.LabelCost(np.inf))
+    mot = dk.OTMoment(metric, theta1=2.0, theta2=2.0, divergence="kl", radius=0.1, exponent=1)
+    model = dk.DROClassifier(loss="hinge", ambiguity=mot).fit(X, y)
+    res = model.result_
+    assert res.status == "optimal" and res.auxiliary["lower_bound"]["source"] == "lagrangian"
+    assert 0 < max(sizes) <= 100, sizes
+    from test_mot_lower_bound import _with_coef
+    rng = np.random.default_rng(1)
+    for scale in (1e-3, 1e-2):
+        twin = _with_coef(model, model.coef_ + scale * rng.normal(size=model.coef_.shape))
+        assert dk.worst_case(twin, X, y).value >= res.lower_bound

@@ -55,7 +55,8 @@ class OTMoment(ParamsMixin):
     ----------
     metric : drokit.GroundMetric or None
         :class:`~drokit.GroundMetric` ``d`` whose numerical part is a ``NormCost(p=2)`` (used
-        squared); default :func:`squared_euclidean_metric`.  Weights ``inf`` make a feature immutable.
+        squared; another :class:`~drokit.metrics.norms.NumericalNorm` ``N`` is used squared too, ``N(Gamma
+        (x - x'))^2``); default :func:`squared_euclidean_metric`.  Weights ``inf`` make a feature immutable.
     theta1 : float
         Weight of data corruption (``w d``), ``> 0``; ``np.inf``: samples never move.
     theta2 : float
@@ -169,12 +170,14 @@ class OTMoment(ParamsMixin):
 
     def validated_metric(self) -> GroundMetric:
         """The metric of :func:`drokit.stability`: the squared Euclidean cost on numerical features (``exponent=2``,
-        a ``NormCost(p=2)``)."""
+        a ``NormCost(p=2)``), or the square ``N(Gamma (x - x'))^2`` of another numerical norm
+        (:class:`~drokit.metrics.norms.NumericalNorm`, e.g. :class:`~drokit.GroupNormCost`)."""
         if self.validated_exponent() != 2:
             raise ParameterError("dk.stability evaluates blanchet2024's squared cost (2.1): its OTMoment needs "
                                  "exponent=2, got 1")
         metric = self.ground_metric()
-        p = metric._parts()[0].validated_p()
+        numerical = metric._parts()[0]
+        p = numerical.validated_p() if isinstance(numerical, NormCost) else 2
         if p != 2:
             raise ParameterError(f"OTMoment uses the squared Euclidean cost on numerical features "
                                  f"(blanchet2024 eq. (2.1)): its metric's numerical NormCost must have p=2, "

@@ -20,7 +20,8 @@ Lagrangian bound
 
 when the dual point is feasible: ``g = sum_k m_k alpha_k sigma_k a_k`` vanishes on every free column
 (intercept, dummies, immutable numerical features; at radius 0 every column not fixed) and the budget
-``S = sum_k m_k c_k + ||Gamma g_L||_p / lip(L)`` is at most ``eps`` (``p`` the ground norm's exponent).  The
+``S = sum_k m_k c_k + ||Gamma g_L||_p / lip(L)`` is at most ``eps`` (``p`` the ground norm's exponent; for another
+numerical norm ``N``, :class:`~drokit.metrics.norms.NumericalNorm`, ``N(Gamma g_L)``, the dual of its dual).  The
 point is made feasible exactly, in the manner of the barrier solver's certificate
 (:mod:`drokit.solvers.barrier`):
 
@@ -138,14 +139,17 @@ def attack_pieces(inst: DROInstance, rows: ConfigurationRows, intercept: float, 
 
 
 def attack_offset(r: np.ndarray, radius: float, p: float, gamma: Optional[np.ndarray] = None,
-                  p_norm: float = 2.0) -> np.ndarray:
+                  p_norm: Optional[float] = 2.0, norm=None, columns: Optional[np.ndarray] = None) -> np.ndarray:
     """A point ``h`` of the attack's ball ``||h||_p <= radius`` that leaves the budget the least of ``r`` (the norm-priced
     columns' sums): ``min_h ||gamma (r - h)||_{p_norm}``, ``p_norm`` the ground norm's exponent.  Solved exactly (KKT) for
     ``p = inf`` (``clip(r, -radius, radius)``, for every weighted norm), for ``p_norm = inf`` (a water level: ``|h_j| =
     (|r_j| - mu / gamma_j)_+``, for every ball) and for ``p, p_norm`` in ``{1, 2}``: ``|h_j| = (|r_j| - mu / gamma_j^2)_+``
     (``p = 1``, ``p_norm = 2``), ``min(|r_j|, gamma_j / mu)`` (``p = 2``, ``p_norm = 1``), ``gamma_j^2 |r_j| / (gamma_j^2 +
     mu)`` (both 2), the ball filled in decreasing ``gamma_j`` (both 1); ``mu`` by bisection, from the ball's side.
-    Otherwise ``r`` scaled into the ball.  Any point of the ball gives a valid bound (module docstring)."""
+    A ground norm that is not an l_p norm (``p_norm = None``; ``norm``: its
+    :class:`~drokit.metrics.norms.NumericalNorm` on the numerical positions ``columns``): ``min_h N(gamma (r - h))`` by
+    a small conic program (:func:`_nearest_by_program`).  Otherwise ``r`` scaled into the ball.  Any point of the ball
+    gives a valid bound (module docstring)."""
     r = np.asarray(r, dtype=float)
     if radius <= 0 or not r.size:
         return np.zeros_like(r)
@@ -167,10 +171,42 @@ def attack_offset(r: np.ndarray, radius: float, p: float, gamma: Optional[np.nda
     families = {(1.0, 2.0): lambda mu: np.maximum(a - mu / gamma ** 2, 0.0),
                 (2.0, 1.0): lambda mu: np.minimum(a, gamma / mu) if mu > 0 else a,
                 (2.0, 2.0): lambda mu: a * gamma ** 2 / (gamma ** 2 + mu)}
-    family = (lambda mu: np.maximum(a - mu / gamma, 0.0)) if np.isinf(p_norm) else families.get((float(p), float(p_norm)))
+    if p_norm is None:
+        family = None
+        if norm is not None:
+            h = _nearest_by_program(r, radius, p, gamma, norm, columns)
+            if h is not None:
+                return h
+    else:
+        family = (lambda mu: np.maximum(a - mu / gamma, 0.0)) if np.isinf(p_norm) else \
+            families.get((float(p), float(p_norm)))
     if family is None:
         return r * (radius / float(np.linalg.norm(r, ord=p)))
     return sign * feasible_member(family, lambda h: float(np.linalg.norm(h, ord=p)), radius)
+
+
+def _nearest_by_program(r: np.ndarray, radius: float, p: float, gamma: np.ndarray, norm, columns) -> Optional[np.ndarray]:
+    """``argmin_h N(gamma (r - h))`` over ``||h||_p <= radius`` (Clarabel; the attack's ball written by
+    :class:`~drokit.NormCost`'s dual-norm form), brought exactly into the ball; ``None`` when not solved."""
+    from ..conic.builder import ProgramBuilder
+    from ..losses.adversarial import dual_exponent
+    from ..metrics.costs import NormCost
+    from ..solvers.clarabel import ClarabelBackend
+    k = r.size
+    pb = ProgramBuilder()
+    h, t = pb.var("h", k), pb.var("t", 1)
+    norm.add_value_leq(pb, (pb.constant(r) - h) * gamma, t, np.asarray(columns, dtype=int))
+    NormCost(p=dual_exponent(p)).add_dual_norm_leq(pb, h, pb.constant(np.array([radius])), np.ones(k))
+    pb.minimize(t)
+    try:
+        sol = ClarabelBackend().solve(pb.build(), {})
+    except Exception:                                  # the scaled point stands
+        return None
+    if sol.x is None or not np.all(np.isfinite(sol.x)):
+        return None
+    out = h.evaluate(sol.x)
+    size = float(np.linalg.norm(out, ord=p))
+    return out if size <= radius else out * (radius / size)
 
 
 def lagrangian_bound(inst: DROInstance, rows: ConfigurationRows, mass: np.ndarray, slopes: np.ndarray,
@@ -308,14 +344,18 @@ def _budget_bound(inst: DROInstance, rows, mass, slopes, residual, value, g, pri
     offset = 1 if inst.fit_intercept else 0
     base = float(np.sum(value))
     gamma = np.asarray(inst.metric.gamma, dtype=float)[limited - offset]
-    p_norm = inst.metric.numerical.validated_p()
+    numerical, columns = inst.metric.numerical, limited - offset
+    p_norm = numerical.lp_exponent                  # None: a user norm, priced through the protocol
     g_L = g[limited]
+
+    def weighted(h: np.ndarray) -> float:           # N(Gamma h) over the norm-priced columns
+        return float(numerical.value(gamma * h, columns)) if limited.size else 0.0
 
     def bound_with(g2: np.ndarray):
         rest = g_L - g2
         if attack is not None:
-            rest = rest - attack_offset(rest, attack[1], attack[0], gamma, p_norm)
-        norm = float(np.linalg.norm(gamma * rest, ord=p_norm)) if limited.size else 0.0
+            rest = rest - attack_offset(rest, attack[1], attack[0], gamma, p_norm, norm=numerical, columns=columns)
+        norm = weighted(rest)
         spent = S_c + (norm / lip if lip > 0 else (np.inf if norm > 0 else 0.0))
         if spent <= eps:
             relief = penalty_relief(g[priced], l1, l2) + penalty_relief(g2, l1, l2)
@@ -332,7 +372,7 @@ def _budget_bound(inst: DROInstance, rows, mass, slopes, residual, value, g, pri
         if coef is not None:
             splits.append(penalty_gradient(inst, np.asarray(coef, dtype=float)[limited - offset], g_L))
         if l2 > 0 and lip > 0:
-            splits.append(penalty_split(g_L, gamma, p_norm, lip * (eps - S_c), l1))
+            splits.append(penalty_split(g_L, gamma, p_norm, lip * (eps - S_c), l1, size=weighted))
     best_split = np.zeros(limited.size)
     for g2 in splits:
         candidate, t = bound_with(g2)

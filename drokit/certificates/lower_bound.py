@@ -283,7 +283,7 @@ def kkt_multipliers(inst: DROInstance, rows: ConfigurationRows, intercept: float
             h_L = pb.aux("attack_part", limited.size)
             g_L = g_L - h_L * gamma
             h_parts.append(h_L)
-        NormCost(p=inst.metric.dual_p).add_dual_norm_leq(pb, g_L, t, np.ones(limited.size))
+        inst.metric.numerical.add_value_leq(pb, g_L, t, limited - offset)       # N(Gamma g_1) <= t
         spent = spent + t * (1.0 / lip)
     if h_parts:
         # the attack's part h: ||h||_p <= alpha sum_k d_k v_k, d_k = sign(alpha_k) at the model's attacked argument (-1

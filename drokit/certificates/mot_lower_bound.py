@@ -27,6 +27,14 @@ The masses come from the model's worst case (:func:`~drokit.certificates.mot_wor
 at each sample's maximizer, the tied samples split to spend the budget), the slopes from ``L'(u_k)``, then the
 weighted ERM's (:mod:`.erm_polish`) where it applies; the larger bound is kept.  At an optimal model these are the
 KKT multipliers of (D), so the bound meets the upper bound up to the model's optimization error.
+
+Where the optimum's multipliers spread over ties the worst case names one at a time (a sample's mass over tied rows,
+CVaR's samples at the value at risk, slopes at a kink of a piecewise-affine loss), a restricted dual chooses them
+(:func:`mot_kkt_multipliers`, a small conic program; :func:`mot_certified_lower_bound` stops at the first point within
+the tolerance): first over the tied samples alone, the settled ones held at their worst-case mass and slope
+(:func:`held_samples`: about a dozen rows at 1,000 or 10,000 samples, milliseconds), then over every candidate row
+(:func:`candidate_sets`: the rows near their sample's maximum, widening).  Any masses and slopes give a valid bound:
+these choices only make it tight.
 """
 
 from __future__ import annotations
@@ -37,11 +45,25 @@ from ..ambiguity.divergences import get_divergence
 from ..gaps import gap_scale
 from ..instance import DROInstance
 from ..losses.conjugate import conjugate, slope_domain
-from ..oracles.rows import ConfigurationRows
+from ..oracles.rows import ConfigurationRows, concat_rows, take_rows, unique_rows
 from .erm_polish import polished_slopes
 from .lagrangian import LowerBound, initial_slopes, loss_arguments, row_matrix
-from .lower_bound import KKT_MAX_ROWS, solve_multiplier_program
+from .lower_bound import CANDIDATE_RTOLS, HELD_KINK_RTOL, KKT_MAX_ROWS, solve_multiplier_program
 from .repair import column_roles, column_sums, repair_free_columns
+
+#: the candidate rows' relative distances to their sample's maximum at the model, widening: the Wasserstein
+#: certificate's :data:`~drokit.certificates.lower_bound.CANDIDATE_RTOLS`, then wider.  A MOT model can be optimal to
+#: 1e-8 in value and still misplace by 1e-2 the losses of rows that carry the optimum's multipliers: the coefficient of
+#: a categorical level that one or two training samples hold is nearly invisible to the objective (sun2025's hepatitis
+#: split, calibrated integer weights, MOT KL 0.05: a row 1.03e-2 below its sample's maximum carries mass 1.7e-6 at the
+#: optimum, and the restricted dual without it stops 4.5e-6 below; ``tests/test_mot_lower_bound.py``)
+MOT_CANDIDATE_RTOLS = CANDIDATE_RTOLS + (1e-1, 1.0)
+
+#: the multiplier program's soft conditions weigh this many times the largest multiplier they have at an optimum near
+#: the model (``max |theta_j|`` for the free columns, ``lambda`` for the budget; at least 1): an exact penalty with room
+#: to spare.  A weight of ``1e4 max(1, |L(u_k)|, |u_k|)`` (1.4e5 on the hepatitis fit above, whose multipliers are at
+#: most 5.3) left Clarabel AlmostSolved at points up to 5e-5 off, which the repair could not make feasible
+PENALTY_MARGIN = 100.0
 
 
 def mot_lagrangian_bound(inst: DROInstance, rows: ConfigurationRows, mass: np.ndarray, slopes: np.ndarray, *,
@@ -80,7 +102,7 @@ def mot_lagrangian_bound(inst: DROInstance, rows: ConfigurationRows, mass: np.nd
     if np.isfinite(theta1):
         offset = 1 if inst.fit_intercept else 0
         gamma = np.asarray(inst.metric.gamma, dtype=float)[limited - offset]
-        norm = float(np.linalg.norm(gamma * g[limited], ord=inst.metric.numerical.validated_p())) if limited.size else 0.0
+        norm = float(inst.metric.numerical.value(gamma * g[limited], limited - offset)) if limited.size else 0.0
         lip = float(loss.lipschitz)
         spent += theta1 * (float(mass @ rows.cost) + (norm / lip if lip > 0 else (np.inf if norm > 0 else 0.0)))
     if np.isfinite(theta2) and not divergence.free_reweighting:
@@ -108,7 +130,7 @@ def _label_floor(inst: DROInstance, theta1: float) -> float:
 
 
 def mot_kkt_multipliers(inst: DROInstance, rows: ConfigurationRows, intercept: float, coef: np.ndarray, *, rho: float,
-                        theta1: float, theta2: float, divergence, control=None):
+                        theta1: float, theta2: float, divergence, control=None, fixed=None, lam: float = 0.0):
     """Masses and slopes on ``rows`` (the rows near their sample's maximum at the model) from the Lagrange dual of (D)
     restricted to them, a small conic program over the masses ``m`` and slope masses ``v = m alpha`` (as
     :func:`drokit.certificates.lower_bound.kkt_multipliers` for the Wasserstein ball):
@@ -119,14 +141,17 @@ def mot_kkt_multipliers(inst: DROInstance, rows: ConfigurationRows, intercept: f
               q_n >= p_n phi(M_n / p_n)   (M_n = sum_{k of n} m_k; KL: an exponential cone, chi-square: a rotated
               second-order cone, CVaR: M_n <= p_n / level and no q).
 
-    The conditions are soft (weight ``M``); :func:`mot_lagrangian_bound` makes the point exactly feasible and evaluates
-    it exactly, so this program only chooses it.  Returns ``(rows, mass, slopes, room)`` or ``None`` when it is not
-    solved.  Piecewise-affine losses and those with a dual hypograph only (no tangent fallback: ``None``)."""
+    The conditions are soft, with the weight ``M`` of an exact penalty: :data:`PENALTY_MARGIN` times the largest
+    multiplier they have at an optimum near the model (``|theta_j|`` for ``r_j``, ``lambda`` = ``lam`` for ``b``).
+    :func:`mot_lagrangian_bound` makes the point exactly feasible and evaluates it exactly, so this program only
+    chooses it.  ``fixed``: ``(rows, mass, slopes, room)`` of samples held at their worst-case mass and slope
+    (:func:`held_samples`): constants in the mass sum, ``r``, the norm, the transport and the divergence, appended to
+    the point returned.  Returns ``(rows, mass, slopes, room)`` or ``None`` when it is not solved.  Piecewise-affine
+    losses and those with a dual hypograph only (no tangent fallback: ``None``)."""
     import scipy.sparse as sp
 
     from ..conic.builder import Affine, ProgramBuilder
     from ..losses.conjugate import dual_hypograph
-    from ..metrics.costs import NormCost
     divergence = get_divergence(divergence)
     loss = inst.loss
     u = loss_arguments(inst, rows, intercept, coef)
@@ -135,12 +160,20 @@ def mot_kkt_multipliers(inst: DROInstance, rows: ConfigurationRows, intercept: f
     free, limited = column_roles(inst)
     if np.isinf(theta1):
         free, limited = np.sort(np.concatenate([free, limited])), limited[:0]
-    K, N = rows.size, inst.n_samples
-    weight = 1e4 * max(1.0, float(np.max(np.abs(loss.value(u)), initial=0.0)), float(np.max(np.abs(u), initial=0.0)))
+    K, p = rows.size, inst.p
+    theta = np.r_[intercept, coef] if inst.fit_intercept else np.asarray(coef, dtype=float)
+    weight = PENALTY_MARGIN * max(1.0, float(np.max(np.abs(theta), initial=0.0)), float(lam) if np.isfinite(lam) else 0)
+    g_held, held_mass, held_cost, held_divergence = np.zeros(A.shape[1]), 0.0, 0.0, 0.0
+    if fixed is not None:          # held samples: one row each, constants of the program
+        f_rows, f_mass, f_slopes = fixed[:3]
+        g_held = row_matrix(inst, f_rows).T @ (f_mass * f_slopes * inst.row_signs(f_rows.sample, f_rows.flip)[0])
+        held_mass, held_cost = float(f_mass.sum()), float(f_mass @ f_rows.cost)
+        if np.isfinite(theta2) and not divergence.free_reweighting:
+            held_divergence = float(p[f_rows.sample] @ divergence.value(f_mass / p[f_rows.sample]))
     pb = ProgramBuilder()
     m, v = pb.var("mass", K), pb.var("slope_mass", K)
     pb.add_nonneg(m)
-    pb.add_zero(m.sum() - 1.0)
+    pb.add_zero(m.sum() - max(1.0 - held_mass, 0.0))
     w = dual_hypograph(pb, loss, m, v)
     if w is None:
         return None
@@ -148,53 +181,65 @@ def mot_kkt_multipliers(inst: DROInstance, rows: ConfigurationRows, intercept: f
     weighted = sp.csr_matrix(A.multiply(sigma[:, None])).T.tocsr()
     if free.size:
         r = pb.var("residual", free.size)
-        pb.add_nonneg(Affine.vstack([r - v.premultiply(weighted[free]), r + v.premultiply(weighted[free])]))
+        g_F = v.premultiply(weighted[free]) + g_held[free]
+        pb.add_nonneg(Affine.vstack([r - g_F, r + g_F]))
         value = value - r.sum() * weight
     spent = None
     if np.isfinite(theta1):
-        spent = m.premultiply(rows.cost[None, :]) * theta1
+        spent = (m.premultiply(rows.cost[None, :]) + held_cost) * theta1
         lip = float(loss.lipschitz)
         if limited.size and lip > 0:
             offset = 1 if inst.fit_intercept else 0
             gamma = np.asarray(inst.metric.gamma, dtype=float)[limited - offset]
             t = pb.var("norm", 1)
-            NormCost(p=inst.metric.dual_p).add_dual_norm_leq(pb, v.premultiply(sp.diags(gamma) @ weighted[limited]), t,
-                                                           np.ones(limited.size))
+            g_L = v.premultiply(sp.diags(gamma) @ weighted[limited]) + gamma * g_held[limited]
+            inst.metric.numerical.add_value_leq(pb, g_L, t, limited - offset)
             spent = spent + t * (theta1 / lip)
+    owned = np.unique(rows.sample)             # the samples of the program's rows (the held ones are constants)
+    owner = sp.csr_matrix((np.ones(K), (np.searchsorted(owned, rows.sample), np.arange(K))), shape=(owned.size, K))
     if np.isfinite(theta2):
-        owner = sp.csr_matrix((np.ones(K), (rows.sample, np.arange(K))), shape=(N, K))
         M = m.premultiply(owner)
-        p = inst.p
+        p = p[owned]
         if divergence.free_reweighting:                  # CVaR: M_n <= p_n / level
             pb.add_nonneg(M * -1.0 + p / divergence.validated_level())
         else:
-            q = pb.var("divergence", N)
+            q = pb.var("divergence", owned.size)
             if divergence.name == "kl":                  # M log(M / p) <= q + M - p:  p >= M exp(-(q + M - p) / M)
                 pb.add_exp((q + M - p) * -1.0, M, M * 0.0 + p)
             else:                                        # (M - p)^2 <= p q
                 pb.add_soc(q + p, [(M - p) * 2.0, q - p])
-            spent = q.sum() * theta2 if spent is None else spent + q.sum() * theta2
+            # the held samples' divergence, and p_n phi(0) for each sample with no row here (no mass)
+            rowless = float(inst.p.sum() - p.sum()) - (float(inst.p[fixed[0].sample].sum()) if fixed is not None else 0)
+            extra = held_divergence + float(divergence.value(np.zeros(1))[0]) * max(rowless, 0.0)
+            term = (q.sum() + extra) * theta2
+            spent = term if spent is None else spent + term
     else:                                                # weights fixed at 1: each sample's masses sum to p_n
-        owner = sp.csr_matrix((np.ones(K), (rows.sample, np.arange(K))), shape=(N, K))
-        pb.add_zero(m.premultiply(owner) - inst.p)
+        pb.add_zero(m.premultiply(owner) - p[owned])
     point = solve_multiplier_program(pb, loss, u, control, value=value, spent=spent, budget=rho, weight=weight,
                                      price=_label_floor(inst, theta1))
     if point is None:
         return None
     mass, slopes = point
     lo, hi = slope_domain(loss)
-    return rows, mass, slopes, np.maximum(np.minimum(slopes - lo, hi - slopes), 0.0)
+    room = np.maximum(np.minimum(slopes - lo, hi - slopes), 0.0)
+    if fixed is not None:
+        rows = concat_rows([rows, fixed[0]])
+        mass, slopes, room = (np.concatenate([a, b]) for a, b in zip((mass, slopes, room), fixed[1:4]))
+    return rows, mass, slopes, room
 
 
 def mot_certified_lower_bound(inst: DROInstance, atoms, intercept: float, coef: np.ndarray, *, rho: float,
                               theta1: float, theta2: float, divergence, upper: float = None, tol: float = 1e-7,
-                              candidates=None) -> LowerBound:
+                              worst=None, pool=None) -> LowerBound:
     """The bound at the worst-case atoms of the model ``(intercept, coef)`` (``atoms``:
     :class:`~drokit.certificates.mot_worst_case.MOTAtoms`) with slopes ``L'(u_k)``, and with the weighted ERM's slopes
     (:func:`~drokit.certificates.erm_polish.polished_slopes`) where they apply; while that is not within ``tol`` of
-    ``upper`` (relative, :mod:`drokit.gaps`), at the multipliers of :func:`mot_kkt_multipliers` on each row set of
-    ``candidates`` in turn (the rows near their sample's maximum, widening; each of at most
-    :data:`~drokit.certificates.lower_bound.KKT_MAX_ROWS` rows): the largest."""
+    ``upper`` (relative, :mod:`drokit.gaps`), at the multipliers of :func:`mot_kkt_multipliers` on each candidate set
+    of :func:`candidate_sets` in turn (the atoms' rows, then the rows of ``pool`` near their sample's maximum at
+    ``worst.lam``, widening, then all of ``pool``: every configuration row when they can be enumerated, else the
+    atoms' and the cutting plane's rows; ``pool`` may be a function that returns them, called when needed): first with
+    the settled samples held (:func:`held_samples`: a program over the tied samples only, at any size), then over
+    the whole set (at most :data:`~drokit.certificates.lower_bound.KKT_MAX_ROWS` rows).  The largest bound."""
     rows, mass = atoms.rows, atoms.mass
     slopes, room = initial_slopes(inst.loss, loss_arguments(inst, rows, intercept, coef))
     options = dict(rho=rho, theta1=theta1, theta2=theta2, divergence=divergence)
@@ -206,21 +251,89 @@ def mot_certified_lower_bound(inst: DROInstance, atoms, intercept: float, coef: 
         candidate = mot_lagrangian_bound(inst, rows, mass, better, **options)
         if candidate.value > best.value:
             best = candidate
+    if upper is None:
+        return best
+    lam = float(worst.lam) if worst is not None and np.isfinite(worst.lam) else 0.0
     tried = set()
-    for rows_ in candidates or ():
-        if upper is None or upper - best.value <= tol * gap_scale(upper):
-            break
-        if not 0 < rows_.size <= KKT_MAX_ROWS or rows_.size in tried:
-            continue                # the sets widen (nested): one of a size already tried is the same set
-        tried.add(rows_.size)
+    for rows_, rtol in candidate_sets(inst, atoms, pool, intercept, coef, lam, theta1, upper):
         # ties: the optimum's multipliers spread mass over tied rows (or samples at CVaR's value at risk) that the
         # worst case names one at a time; the restricted dual chooses them
-        point = mot_kkt_multipliers(inst, rows_, intercept, coef, **options)
-        if point is not None:
-            candidate = mot_lagrangian_bound(inst, point[0], point[1], point[2], room=point[3], **options)
-            if candidate.value > best.value:
-                best = candidate
+        plans = [(rows_, None, "all")]
+        if worst is not None and rtol is not None:
+            free_rows, held = held_samples(inst, rows_, intercept, coef, worst, rtol=rtol, scale=upper, **options)
+            if free_rows.size < rows_.size:
+                plans.insert(0, (free_rows, held, "tied"))
+        for free_rows, held, kind in plans:
+            key = (kind, free_rows.size)
+            if upper - best.value <= tol * gap_scale(upper):
+                return best
+            if not 0 < free_rows.size <= KKT_MAX_ROWS or key in tried:
+                continue            # a set of a size already tried is the same set (the sets widen, nested)
+            tried.add(key)
+            point = mot_kkt_multipliers(inst, free_rows, intercept, coef, fixed=held, lam=lam, **options)
+            if point is not None:
+                candidate = mot_lagrangian_bound(inst, point[0], point[1], point[2], room=point[3], **options)
+                if candidate.value > best.value:
+                    best = candidate
     return best
+
+
+def candidate_sets(inst: DROInstance, atoms, pool, intercept: float, coef: np.ndarray, lam: float, theta1: float,
+                   scale: float):
+    """``(rows, rtol)`` in turn: the atoms' rows (``rtol`` the first of :data:`MOT_CANDIDATE_RTOLS`), the rows of
+    ``pool`` within each ``rtol`` of :data:`MOT_CANDIDATE_RTOLS` (relative to ``max(1, |scale|)``) of their sample's
+    maximum at ``lam`` (:func:`near_maximizers`), then ``pool`` itself (``rtol`` None: no sample held)."""
+    yield unique_rows(atoms.rows), MOT_CANDIDATE_RTOLS[0]
+    if pool is None:
+        return
+    pool = pool() if callable(pool) else pool
+    for rtol in MOT_CANDIDATE_RTOLS:
+        yield near_maximizers(inst, pool, intercept, coef, lam, theta1, rtol, scale), rtol
+    yield pool, None
+
+
+def held_samples(inst: DROInstance, rows: ConfigurationRows, intercept: float, coef: np.ndarray, worst, *, rtol: float,
+                 scale: float, rho: float, theta1: float, theta2: float, divergence):
+    """``(free rows, held)``: the candidate ``rows`` split into those of the samples whose multipliers the restricted
+    dual must choose and ``held = (rows, mass, slopes, room)``, one row per settled sample at its worst-case mass
+    ``p_n w_n`` (``worst``: :class:`~drokit.certificates.mot_worst_case.MOTWorstCase`) and its loss's slope, for
+    :func:`mot_kkt_multipliers`; ``held`` None when no sample is settled (the rows unchanged) or none of the settled
+    ones has mass (CVaR: below the value at risk; they then count as samples without a row).
+
+    A sample is settled when it has one candidate row (no tie between configurations, nor at a kink of ``lambda``),
+    off every kink of a piecewise-affine loss (no second piece within ``max(rtol, HELD_KINK_RTOL)`` of the loss's
+    value, relative) and with its weight off the divergence's kinks (CVaR: ``S_n`` farther than ``rtol max(1,
+    |scale|)`` from the value at risk ``alpha*``, where the weight jumps from 0 to ``1/level``; chi-square: from
+    ``alpha* - 2h``, where it reaches 0).  At an optimum with the same ties a settled sample's KKT multipliers are
+    exactly these (``spec/mot-dro-training.md`` §3), so only the tied samples' are left to choose: a few dozen rows at
+    CVaR's value at risk or at the hinge's kink where the whole set has thousands."""
+    divergence = get_divergence(divergence)
+    N, p = inst.n_samples, inst.p
+    settled = np.bincount(rows.sample, minlength=N) == 1
+    loss = inst.loss
+    u = loss_arguments(inst, rows, intercept, coef)
+    slopes, room = initial_slopes(loss, u)
+    if loss.pieces is not None:
+        a, b = (np.asarray(x, dtype=float) for x in loss.pieces)
+        values = np.multiply.outer(u, a) + b
+        top = values.max(axis=1)
+        near = values >= (top - max(rtol, HELD_KINK_RTOL) * np.maximum(1.0, np.abs(top)))[:, None]
+        settled[rows.sample[near.sum(axis=1) > 1]] = False
+    S, tol = np.asarray(worst.S, dtype=float), rtol * max(1.0, abs(scale))
+    if divergence.free_reweighting:                    # CVaR's weights jump at the value at risk
+        settled &= np.abs(S - worst.alpha) > tol
+    elif np.isfinite(theta2) and divergence.name != "kl":  # chi-square's reach 0 at alpha* - 2h (KL's: no kink)
+        h = worst.lam * theta2
+        if not (np.isfinite(h) and h > 0):
+            return rows, None
+        settled &= np.abs(S - (worst.alpha - 2.0 * h)) > tol
+    held = settled[rows.sample]
+    if not held.any():
+        return rows, None
+    mass = (p * np.asarray(worst.weight, dtype=float))[rows.sample]
+    keep = np.flatnonzero(held & (mass > 0))          # a held sample without mass is a sample without a row
+    fixed = (take_rows(rows, keep), mass[keep], slopes[keep], room[keep]) if keep.size else None
+    return take_rows(rows, np.flatnonzero(~held)), fixed
 
 
 def near_maximizers(inst: DROInstance, rows: ConfigurationRows, intercept: float, coef: np.ndarray, lam: float,
@@ -233,4 +346,5 @@ def near_maximizers(inst: DROInstance, rows: ConfigurationRows, intercept: float
     return take_rows(rows, np.flatnonzero(phi >= top[rows.sample] - rtol * max(1.0, abs(scale))))
 
 
-__all__ = ["mot_lagrangian_bound", "mot_kkt_multipliers", "mot_certified_lower_bound", "near_maximizers"]
+__all__ = ["mot_lagrangian_bound", "mot_kkt_multipliers", "mot_certified_lower_bound", "candidate_sets", "held_samples",
+           "near_maximizers", "MOT_CANDIDATE_RTOLS", "PENALTY_MARGIN"]

@@ -26,7 +26,6 @@ from scipy.special import softmax
 
 from ..oracles.multinomial_rows import MultinomialRows, limited_columns, row_design, row_losses, scores, take
 from ..gaps import gap_scale
-from ..metrics.costs import NormCost
 from ..instance import DROInstance
 
 #: the status rule of every fit (drokit.models.certification.CERTIFIED_GAP): the search for a better dual point stops
@@ -37,14 +36,15 @@ RESIDUAL_RTOL = 1e-12
 
 
 def lambda_floor(inst: DROInstance, coef: np.ndarray) -> float:
-    """``L(W) = max_{k != j} ||Gamma^{-1} (w_{k,x} - w_{j,x})||_{p*}`` (0 at radius 0: no transport)."""
+    """``L(W) = max_{k != j} N_*(Gamma^{-1} (w_{k,x} - w_{j,x}))`` (``||.||_{p*}`` for the l_p cost; 0 at radius 0: no
+    transport)."""
     cols, gamma = limited_columns(inst)
     if not cols.size:
         return 0.0
-    norm = NormCost(p=inst.metric.numerical.validated_p())
+    norm = inst.metric.numerical
     K = coef.shape[0]
-    return max((norm.dual_norm(coef[k, cols] - coef[j, cols], gamma) for k in range(K) for j in range(k + 1, K)),
-               default=0.0)
+    return max((norm.dual_norm(coef[k, cols] - coef[j, cols], gamma, columns=cols) for k in range(K)
+                for j in range(k + 1, K)), default=0.0)
 
 
 @dataclass
@@ -102,15 +102,27 @@ def _free_columns(inst: DROInstance) -> np.ndarray:
     return np.setdiff1d(np.arange(inst.schema.n_encoded), cols)
 
 
-def _flow_cost(G: np.ndarray, gamma: np.ndarray, p: float) -> float:
+@dataclass(frozen=True)
+class FlowNorm:
+    """The metric's numerical norm (a :class:`~drokit.metrics.norms.NumericalNorm`) on the flows' columns ``cols``
+    (numerical positions)."""
+
+    norm: object
+    cols: np.ndarray
+
+
+def _flow_cost(G: np.ndarray, gamma: np.ndarray, flow_norm: FlowNorm) -> float:
     """``D(G)`` of the module docstring, from above: the best flow found (star decompositions around every class,
-    and for ``K >= 3`` a small conic program), made exactly feasible, then its cost ``sum_{k<j} ||Gamma F_kj||_p``."""
+    and for ``K >= 3`` a small conic program), made exactly feasible, then its cost ``sum_{k<j} N(Gamma F_kj)`` (``norm``:
+    the metric's :class:`~drokit.metrics.norms.NumericalNorm` on the numerical positions of ``G``'s columns,
+    ``||.||_p`` for the l_p cost)."""
     K = G.shape[0]
     if not G.shape[1]:
         return 0.0
 
     def cost(F):
-        return sum(float(np.linalg.norm(gamma * F[k, j], ord=p)) for k in range(K) for j in range(k + 1, K))
+        return sum(float(flow_norm.norm.weighted_value(F[k, j], gamma, flow_norm.cols)) for k in range(K)
+                   for j in range(k + 1, K))
 
     def exact(F):
         """The flows into the last class re-derived from the equations (so that ``sum_j F_kj = G_k`` exactly for
@@ -133,25 +145,26 @@ def _flow_cost(G: np.ndarray, gamma: np.ndarray, p: float) -> float:
                 F[hub, k] = -G[k]
         best = min(best, cost(exact(F)))
     if K >= 3:
-        F = _optimal_flow(G, gamma, p)
+        F = _optimal_flow(G, gamma, flow_norm)
         if F is not None:
             best = min(best, cost(exact(F)))
     return best
 
 
-def _declare_flows(pb, G, gamma: np.ndarray, p: float):
-    """Flows ``F_kj`` (``k < j``) between classes with their norms ``t_kj >= ||Gamma F_kj||_p`` and the conservation
+def _declare_flows(pb, G, gamma: np.ndarray, flow_norm: FlowNorm):
+    """Flows ``F_kj`` (``k < j``) between classes with their norms ``t_kj >= N(Gamma F_kj)`` and the conservation
     ``sum_{j>k} F_kj - sum_{j<k} F_jk = G(k)`` for ``k < K - 1`` (the last class's follows: ``sum_k G_k = 0``); ``G(k)``
     is affine (or a constant vector).  Returns ``(flows by pair, t)``."""
-    from ..losses.adversarial import dual_exponent
     K, n = len(G), gamma.size
     pairs = [(k, j) for k in range(K) for j in range(k + 1, K)]
     flows = {pair: pb.aux("flow", n) for pair in pairs}
     t = pb.aux("flow_norm", len(pairs))
-    norm = NormCost(p=dual_exponent(p))
-    inverse = np.divide(1.0, gamma, out=np.full_like(gamma, np.inf), where=gamma > 0)
+    keep = np.flatnonzero(gamma > 0)                   # weight 0: the flow is free there
     for i, pair in enumerate(pairs):
-        norm.add_dual_norm_leq(pb, flows[pair], t[i], inverse)
+        if keep.size:
+            flow_norm.norm.add_value_leq(pb, flows[pair][keep] * gamma[keep], t[i], np.asarray(flow_norm.cols)[keep])
+        else:
+            pb.add_nonneg(t[i])
     for k in range(K - 1):
         out = sum((flows[(k, j)] for j in range(k + 1, K)), pb.constant(np.zeros(n)))
         inn = sum((flows[(j, k)] for j in range(k)), pb.constant(np.zeros(n)))
@@ -159,14 +172,14 @@ def _declare_flows(pb, G, gamma: np.ndarray, p: float):
     return flows, t
 
 
-def _optimal_flow(G: np.ndarray, gamma: np.ndarray, p: float) -> Optional[np.ndarray]:
-    """``argmin sum_{k<j} ||Gamma F_kj||_p`` over the flows with ``sum_{j>k} F_kj - sum_{j<k} F_jk = G_k`` (Clarabel;
+def _optimal_flow(G: np.ndarray, gamma: np.ndarray, flow_norm: FlowNorm) -> Optional[np.ndarray]:
+    """``argmin sum_{k<j} N(Gamma F_kj)`` over the flows with ``sum_{j>k} F_kj - sum_{j<k} F_jk = G_k`` (Clarabel;
     ``None`` when not solved: the stars stand)."""
     from ..conic.builder import ProgramBuilder
     from ..solvers.clarabel import ClarabelBackend
     K, n = G.shape
     pb = ProgramBuilder()
-    flows, t = _declare_flows(pb, G, gamma, p)
+    flows, t = _declare_flows(pb, G, gamma, flow_norm)
     pb.minimize(t.sum())
     try:
         sol = ClarabelBackend().solve(pb.build(), {})
@@ -239,7 +252,7 @@ def lagrangian_bound(inst: DROInstance, mrows: MultinomialRows, mass: np.ndarray
     if inst.radius <= 0:
         return value if float(mass @ mrows.cost) <= 0 else 0.0
     G = (mass[:, None] * (Q - E)).T @ A[:, cols] if cols.size else np.zeros((K, 0))
-    spent = float(mass @ mrows.cost) + _flow_cost(np.asarray(G), gamma, inst.metric.numerical.validated_p())
+    spent = float(mass @ mrows.cost) + _flow_cost(np.asarray(G), gamma, FlowNorm(inst.metric.numerical, cols))
     if spent <= inst.radius:
         return value
     return value * inst.radius / spent                  # mixed with the nominal rows at q = e_{y_n} (value 0 there)
@@ -320,7 +333,7 @@ def _kkt_point(inst: DROInstance, mrows: MultinomialRows, Q: np.ndarray,
     spent = m.premultiply(mrows.cost[None, :])
     if cols.size:
         _, t = _declare_flows(pb, [class_part(k, A[:, cols]) for k in range(K)], gamma,
-                              inst.metric.numerical.validated_p())
+                              FlowNorm(inst.metric.numerical, cols))
         spent = spent + t.sum()
     over = pb.var("over_budget", 1)
     pb.add_nonneg(Affine.vstack([over, over + float(inst.radius) - spent]))

@@ -59,7 +59,8 @@ def penalty_zeros(inst: DROInstance, beta: np.ndarray) -> np.ndarray:
     return np.abs(beta) <= PENALTY_ZERO_RTOL * max(1.0, float(np.max(np.abs(beta), initial=0.0)))
 
 
-def penalty_split(g_L: np.ndarray, gamma: np.ndarray, p_norm: float, room: float, l1: float) -> np.ndarray:
+def penalty_split(g_L: np.ndarray, gamma: np.ndarray, p_norm: Optional[float], room: float, l1: float,
+                  size=None) -> np.ndarray:
     """The penalty's part ``g_2`` of the norm-priced columns' sums ``g_L = g_1 + g_2`` that leaves it the least to pay
     when the budget takes at most ``room``: ``min sum_j (|g_2j| - l1)_+^2  s.t.  ||gamma g_1||_p <= room``
     (with an l2 penalty, :func:`penalty_relief` is ``-1 / (4 l2)`` times the objective).  With ``a_j = (|g_Lj| -
@@ -67,18 +68,23 @@ def penalty_split(g_L: np.ndarray, gamma: np.ndarray, p_norm: float, room: float
     delta_j)^2``: ``delta = a`` when it fits; else for ``p = inf`` ``delta_j = min(a_j, room / gamma_j)``, for ``p =
     1`` ``delta_j = clip(a_j - mu gamma_j / 2, 0, a_j)`` and for ``p = 2`` ``delta_j = a_j / (1 + mu gamma_j^2)``,
     with the multiplier ``mu`` found by bisection so that the budget is met (from the feasible side); other ``p``
-    scale ``a`` onto the budget (feasible, not optimal).  Any split gives a valid bound
+    scale ``a`` onto the budget (feasible, not optimal), as does a ground norm that is not an l_p norm (``p_norm =
+    None``; ``size(delta)``: its ``N(gamma delta)``).  Any split gives a valid bound
     (:func:`~drokit.certificates.lagrangian._budget_bound`)."""
     a = np.maximum(np.abs(g_L) - l1, 0.0)
     sign = np.sign(g_L)
 
     def used(delta):
+        if size is not None:
+            return float(size(delta))
         return float(np.linalg.norm(gamma * delta, ord=p_norm))
 
     if room <= 0 or not np.any(a > 0):
         delta = np.zeros_like(a)
     elif used(a) <= room:
         delta = a
+    elif p_norm is None:
+        delta = a * (room / used(a))
     elif np.isinf(p_norm):
         delta = np.minimum(a, room / gamma)
     elif p_norm in (1.0, 2.0):

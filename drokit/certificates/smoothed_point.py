@@ -48,8 +48,9 @@ whatever this module computes (weak duality), and only its tightness depends on 
 the first temperature (``1e-5``: the barrier's ``w = 1e-8``), 8 and 10 Newton steps, 0.02 and 0.08 s.
 
 Applies to classification losses (adversarial ones, :class:`~drokit.losses.Adversarial`, in the certificate; plain
-ones in the tests) that are smooth with a finite Lipschitz constant, no penalty and an elementwise ground norm (no
-``NormCost(matrix=...)``); at radius 0 (ARO) without ``lam`` and the barrier.  Newton's systems are dense ``(d +
+ones in the tests) that are smooth with a finite Lipschitz constant, no penalty and an l_p ground norm (no
+``NormCost(matrix=...)``, no other :class:`~drokit.metrics.norms.NumericalNorm`: the multiplier program of
+:mod:`.lower_bound` serves them); at radius 0 (ARO) without ``lam`` and the barrier.  Newton's systems are dense ``(d +
 1)``-square; the candidate rows' design is densified (at most :data:`MAX_DENSE_ENTRIES` entries).
 """
 
@@ -114,14 +115,17 @@ class SmoothedPoint:
 def smoothed_applies(inst: DROInstance, adversarial_only: bool = True) -> bool:
     """Whether :func:`smoothed_points` runs: a classification loss, adversarial unless ``adversarial_only`` is False
     (the certificate uses it for adversarial losses only; plain ones check its validity in the tests), smooth (not
-    piecewise affine, not an outer approximation) with a finite Lipschitz constant; no penalty; an elementwise
-    ground norm."""
+    piecewise affine, not an outer approximation) with a finite Lipschitz constant; no penalty; an l_p ground norm
+    (:attr:`~drokit.metrics.norms.NumericalNorm.lp_exponent`)."""
     if not inst.is_classification or inst.penalized or (adversarial_only and not hasattr(inst.loss, "at")):
         return False
     loss = attacked_loss(inst)[0]
     if loss.is_piecewise_affine or getattr(loss, "outer_approximation", False):
         return False
-    return bool(np.isfinite(float(loss.lipschitz))) and getattr(inst.metric.numerical, "matrix", None) is None
+    # the smoothed norms are the l_q ones: a matrix cost (unbound) or a user norm (NumericalNorm) is not elementwise
+    gamma = np.asarray(inst.metric.gamma, dtype=float)
+    unpriced = inst.radius == 0 or not np.any(np.isfinite(gamma) & (gamma > 0))
+    return bool(np.isfinite(float(loss.lipschitz))) and (unpriced or inst.metric.numerical.lp_exponent is not None)
 
 
 def smoothed_norm(v: np.ndarray, r: float, nu: float):
@@ -171,7 +175,7 @@ class _Smoothed:
         offset = 1 if inst.fit_intercept else 0
         self.attacked = np.flatnonzero(np.isin(self.cols, offset + np.arange(inst.n_numerical)))   # positions in cols
         self.priced = np.flatnonzero(np.isin(self.cols, limited))
-        self.q = inst.metric.dual_p if self.priced.size else 2.0
+        self.q = inst.metric.numerical.lp_dual_exponent if self.priced.size else 2.0
         gamma = np.asarray(inst.metric.gamma, dtype=float)
         self.inv_gamma = 1.0 / gamma[self.cols[self.priced] - offset]
         sigma, self.shift = inst.row_signs(rows.sample, rows.flip)

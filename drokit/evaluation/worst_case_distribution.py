@@ -105,22 +105,12 @@ def _limiting_direction(inst: DROInstance, intercept: float, coef: np.ndarray, l
     if label:  # regression: u = f - y, so y moves opposite to the side, at cost kappa |dy|
         return LimitingDirection("label", sample, float(budget), float(lam_min), [], np.zeros(n),
                                  label_direction=float(-side / metric.kappa))
-    keep = np.isfinite(gamma) & (gamma > 0)
-    w = np.zeros(n)
-    w[keep] = bx[keep] / gamma[keep]
-    p = metric.numerical.validated_p()
-    if p == 1:  # dual norm l_inf: the single coordinate with the largest |beta_j| / gamma_j
-        j = int(np.argmax(np.abs(w)))
-        v = np.zeros(n)
-        v[j] = np.sign(w[j])
-    elif np.isinf(p):  # dual norm l_1: every coordinate, by its sign
-        v = np.sign(w)
-    else:
-        q = metric.dual_p
-        norm = np.linalg.norm(w, ord=q)
-        v = np.sign(w) * np.abs(w) ** (q - 1) / norm ** (q - 1)
+    keep = np.flatnonzero(np.isfinite(gamma) & (gamma > 0))
+    # a maximizer of w'v over N(v) <= 1 (w = Gamma^{-1} beta_x on the priced columns; the l_p cost: p = 1, the single
+    # coordinate with the largest |w_j|; p = inf, every coordinate by its sign; else sign(w) |w|^(q-1) / ||w||_q^(q-1))
+    v = metric.numerical.maximizer(bx[keep] / gamma[keep], keep) if keep.size else np.zeros(0)
     direction = np.zeros(n)
-    direction[keep] = v[keep] / gamma[keep]  # ||Gamma direction||_p = 1 and beta_x^T direction = ||w||_q
+    direction[keep] = v / gamma[keep]  # N(Gamma direction) = 1 and beta_x^T direction = N_*(w)
     sign = side * (inst.y[sample] if inst.is_classification else 1.0)
     direction = sign * direction
     moved = [names[j] for j in np.flatnonzero(direction)]

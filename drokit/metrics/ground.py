@@ -1,4 +1,7 @@
-"""The composite ground metric ``d = ||Gamma (x - x')||_p + D(z, z') + kappa d_y(y, y')``.
+"""The composite ground metric ``d = N(Gamma (x - x')) + D(z, z') + kappa d_y(y, y')``.
+
+``N`` is the numerical component, a :class:`~drokit.metrics.norms.NumericalNorm`: the weighted p-norm
+(:class:`~drokit.NormCost`, ``N = ||.||_p``), the group norm (:class:`~drokit.GroupNormCost`) or a user's norm.
 
 With a matrix numerical cost, ``||M (x - x')||_p`` (:class:`~drokit.NormCost` ``matrix=M``), the metric is resolved in
 the coordinates ``x~ = M x`` (:mod:`drokit.metrics.linear_map`): there it is the unit-weight norm, and the
@@ -23,6 +26,7 @@ from .calibration import Calibration, calibrate, round_weights
 from ..params import ParamsMixin, component
 from .costs import CategoricalCost, LabelCost, MismatchCost, NamedWeights, NormCost
 from .linear_map import LinearMap
+from .norms import NumericalNorm
 
 
 @dataclass
@@ -34,7 +38,7 @@ class ResolvedMetric:
     and :attr:`linear_map` holds ``M`` (``None``: no change of coordinates, the data are in their own units).
     """
 
-    numerical: NormCost
+    numerical: NumericalNorm
     categorical: CategoricalCost
     gamma: np.ndarray  # (n,) numerical weights
     delta: np.ndarray  # (m,) categorical weights
@@ -70,10 +74,16 @@ class ResolvedMetric:
 
     @property
     def dual_p(self) -> float:
-        return self.numerical.dual_p
+        """The dual exponent ``q`` of an ``l_p`` numerical norm; a :class:`ParameterError` for another norm (whose
+        callers go through the :class:`~drokit.metrics.norms.NumericalNorm` protocol instead)."""
+        q = self.numerical.lp_dual_exponent
+        if q is None:
+            raise ParameterError(f"the numerical cost {self.numerical!r} is not an l_p norm: it has no dual exponent "
+                                 f"(use its dual_value / add_dual_value_leq)")
+        return q
 
     def dual_norm(self, beta_x: np.ndarray) -> float:
-        """``||Gamma^{-1} beta_x||_*`` (the Lipschitz modulus of ``x -> beta_x^T x`` under the cost)."""
+        """``N_*(Gamma^{-1} beta_x)`` (the Lipschitz modulus of ``x -> beta_x^T x`` under the cost)."""
         return self.numerical.dual_norm(beta_x, self.gamma)
 
     def categorical_distance(self, Z1: np.ndarray, Z2: np.ndarray) -> np.ndarray:
@@ -89,8 +99,10 @@ class GroundMetric(ParamsMixin):
 
     Parameters
     ----------
-    numerical : NormCost or None
-        :class:`NormCost` on numerical features (default ``NormCost(p=1)``).
+    numerical : NumericalNorm or None
+        The numerical component (default ``NormCost(p=1)``): :class:`NormCost` (the weighted p-norm, or a matrix
+        cost), :class:`GroupNormCost`, or your own :class:`~drokit.metrics.norms.NumericalNorm` subclass
+        (docs/concepts.md, "User norms").
     categorical : CategoricalCost or None
         A :class:`CategoricalCost` on categorical features: :class:`MismatchCost` (default, unit
         weights, ``p=1``), :class:`OrdinalCost` (rank distance on ordinal features) or your own
@@ -115,7 +127,7 @@ class GroundMetric(ParamsMixin):
     #: :func:`drokit.evaluation.simulate_shift` uses its unrounded probabilities of certainty
     calibration: Calibration | None = None
 
-    def __init__(self, numerical: NormCost | None = None, categorical: MismatchCost | None = None,
+    def __init__(self, numerical: NumericalNorm | None = None, categorical: MismatchCost | None = None,
                  label: LabelCost | None = None):
         self.numerical = numerical
         self.categorical = categorical
@@ -185,11 +197,12 @@ class GroundMetric(ParamsMixin):
 
     def _parts(self):
         num, cat, lab = (component(self, name) for name in ("numerical", "categorical", "label"))
-        for part, cls, arg in ((num, NormCost, "numerical"), (cat, CategoricalCost, "categorical"),
+        for part, cls, arg in ((num, NumericalNorm, "numerical"), (cat, CategoricalCost, "categorical"),
                                (lab, LabelCost, "label")):
             if not isinstance(part, cls):
-                raise ParameterError(f"GroundMetric {arg} must be a drokit {cls.__name__}, "
-                                     f"got {type(part).__name__}")
+                what = "NormCost (or another NumericalNorm: GroupNormCost, your own)" if cls is NumericalNorm \
+                    else cls.__name__
+                raise ParameterError(f"GroundMetric {arg} must be a drokit {what}, got {type(part).__name__}")
         return num, cat, lab
 
     def resolve(self, schema: FeatureSchema, transformed: bool = False) -> ResolvedMetric:
@@ -212,6 +225,9 @@ class GroundMetric(ParamsMixin):
                     "transform the numerical columns yourself (X_num @ M.T) and use NormCost(p) on them")
             linear_map = num.linear_map(names)
             num = NormCost(p=num.p)
+        else:
+            num = num.bind(names)
+            num.check(names, gamma)
         return ResolvedMetric(numerical=num, categorical=cat, gamma=gamma,
                               delta=cat.resolve(schema.categorical_names),
                               kappa=lab.validated_kappa(), units=cat.validated_unit_costs(schema),
@@ -253,6 +269,12 @@ class GroundMetric(ParamsMixin):
             if isinstance(w, Real) and not isinstance(w, bool):
                 return float(w) * factor
             return np.asarray(w, dtype=float) * factor
+        if not isinstance(num, NormCost):     # another norm: N(c Gamma d) = c N(Gamma d), its weights scale
+            num_scaled = copy.deepcopy(num)
+            num_scaled.weights = scale(num.weights)
+            cat_scaled = copy.deepcopy(cat)
+            cat_scaled.weights = scale(cat.weights)
+            return GroundMetric(num_scaled, cat_scaled, LabelCost(kappa=lab.kappa * factor))
         # a matrix cost scales by its matrix (its weights only mark immutable columns)
         matrix = getattr(num, "matrix", None)
         num_w = scale(num.weights) if matrix is None else num.weights

@@ -30,7 +30,6 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment, linprog
-from scipy.spatial.distance import cdist
 
 from ..exceptions import ProblemTooLargeError, SolverError
 from ..schema import MixedData
@@ -62,18 +61,9 @@ def _cost_matrix(Xp, Zp, lp, Xq, Zq, lq, metric: ResolvedMetric, regression: boo
     Immutable columns and, at ``kappa = inf``, labels agree inside a block and add 0."""
     a, b = Xp.shape[0], Xq.shape[0]
     gamma, delta = metric.gamma, metric.delta
-    num = np.isfinite(gamma) & (gamma > 0)
-    if num.any():
-        p = metric.numerical.validated_p()
-        A, B = Xp[:, num] * gamma[num], Xq[:, num] * gamma[num]
-        if p == 1:
-            C = cdist(A, B, "cityblock")
-        elif p == 2:
-            C = cdist(A, B, "euclidean")
-        elif np.isinf(p):
-            C = cdist(A, B, "chebyshev")
-        else:
-            C = cdist(A, B, "minkowski", p=p)
+    num = np.flatnonzero(np.isfinite(gamma) & (gamma > 0))
+    if num.size:          # N(Gamma (x - x')) between every pair (the l_p cost: scipy's cdist)
+        C = metric.numerical.pairwise(Xp[:, num] * gamma[num], Xq[:, num] * gamma[num], num)
     else:
         C = np.zeros((a, b))
     cat = np.flatnonzero(np.isfinite(delta) & (delta > 0))

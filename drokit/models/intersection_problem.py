@@ -132,9 +132,15 @@ def bind_intersection(problem, X, y, *, categorical_features=None, categories="a
                       sample_weight=None) -> IntersectionInstance:
     """Bind the training data, encode the auxiliary data with the training schema, and check the intersection is
     non-empty (see the module docstring)."""
+    from ..metrics.norms import require_lp_norm
     from ..metrics.transport import wasserstein_distance
+    from ..params import component
     from ..validation import as_1d, encode_binary_labels, encode_with_classes, plus_minus_one_labels
     first, second = problem.resolved_ambiguity().balls()
+    numerical = component(first.validated_metric(), "numerical")
+    if getattr(numerical, "matrix", None) is None:      # (a matrix cost is refused with its own message by bind)
+        require_lp_norm(numerical, "an Intersection of Wasserstein balls (the static program of selvi2025 Thm 11, "
+                                   "its cutting plane and its finite-support lower bound)")
     if sample_weight is not None:
         raise ParameterError("sample_weight is not supported with an Intersection ambiguity set")
     inst = problem.bind(X, y, categorical_features=categorical_features, categories=categories)

@@ -12,7 +12,9 @@ cutting plane:
 2. the exact worst-case risk ``R(beta)`` of the master's model (:func:`~drokit.certificates.mot_worst_case.mot_worst_case`,
    the Wasserstein oracle at ``lambda theta1``): an upper bound; the best model so far is kept;
 3. stop when ``upper - lower <= gap_tol max(|upper|, 1e-2)``; otherwise add the rows the oracle finds violated at the
-   master's point (``lambda theta1``, ``s``) and the worst rows of the certificate, and repeat;
+   master's point (``lambda theta1``, ``s``) and the worst rows of the certificate, and repeat.  A master whose dual
+   objective lies above its own model's exact risk gives no bound: the certificate of 4. is tried on that model at
+   once (it stops the plane when it certifies), and only failing it is the master solved again at 1e-10;
 4. the certificate: an explicit dual point of (D) at the returned model's worst-case atoms, repaired and evaluated
    exactly (:mod:`drokit.certificates.mot_lower_bound`), replaces the back-end's dual objective when it certifies
    (lower-bound source ``"lagrangian"``; else ``"method"``, the value it reached recorded).
@@ -28,12 +30,13 @@ from typing import Any, Mapping, Optional
 import numpy as np
 
 from ..ambiguity.divergences import get_divergence
-from ..certificates.lower_bound import CANDIDATE_RTOLS, KKT_MAX_ROWS
-from ..certificates.mot_lower_bound import mot_certified_lower_bound, near_maximizers
+from ..certificates.lower_bound import KKT_MAX_ROWS
+from ..certificates.mot_lower_bound import mot_certified_lower_bound
 from ..certificates.mot_worst_case import mot_worst_case, worst_case_atoms
 from ..exceptions import ParameterError, SolverError
 from ..gaps import gap_scale
 from ..instance import MOTInstance
+from ..losses.builtin import Logistic
 from ..oracles import make_oracle
 from ..oracles.enumeration import count_configuration_rows, enumerate_configurations
 from ..oracles.rows import concat_rows, take_rows, unique_rows
@@ -51,7 +54,9 @@ MAX_ROUNDS = 50
 #: certified
 SOLVER_BOUND_RTOL = 1e-7
 #: a fit with ``theta1 = inf`` (samples only reweighted) left uncertified at a worst-case risk below this is told that
-#: its data are separable (breast cancer, 569 x 30 standardized, KL ball 0.1: risk 8.4e-6 at coefficients ~6,700)
+#: its data are separable (breast cancer, 569 x 30 standardized, KL ball 0.1: risk 8.4e-6 at coefficients ~6,700); so is
+#: a logistic one certified by nothing but the loss's floor, a lower bound of 0 (``tests/test_phi_divergence_sets.py``:
+#: risk 5.6e-10 at coefficients ~200)
 SEPARABLE_RISK = 1e-4
 #: a row joins the master when the oracle's value exceeds the master's ``s_n`` by more than this (relative to
 #: ``max(|objective|, 1e-2)``)
@@ -85,7 +90,7 @@ class CompiledMOT(CompiledBound):
         b, inst = self.bound, self.instance
         oracle = None if np.isinf(b.theta1) else make_oracle(inst, "auto")
         rows = self.compiled.info["rows"]
-        best, lower, history, stop = None, -np.inf, [], None
+        best, lower, history, stop, certificate = None, -np.inf, [], None, None
         t0 = time.perf_counter()
         eval_time = 0.0
         for round_ in range(1, max_rounds + 1):
@@ -98,24 +103,31 @@ class CompiledMOT(CompiledBound):
             t_eval = time.perf_counter()
             intercept, coef, lam, s, worst = self._model(program, solution, oracle)
             tight = backend.accuracy_options(1e-10) if not options else None
+            early = None
             if tight and float(solution.dual_objective) > worst.value + SOLVER_BOUND_RTOL * gap_scale(worst.value):
                 # the master's dual objective above the exact worst-case risk of its own model: not a bound at the
-                # solver's default accuracy (LAD with numerical moves, 1,000 x 10: 3.8e-6 above); once more at 1e-10
-                again = solve_with_retries(backend, program, tight, verbose=control.solver_verbose, control=control,
-                                           stage=f"master {round_} (tighter)")
-                if again.status == OPTIMAL:
-                    solution = again
-                    intercept, coef, lam, s, worst = self._model(program, solution, oracle)
+                # solver's default accuracy (LAD with numerical moves, 1,000 x 10: 3.8e-6 above).  The explicit dual
+                # point at the model may certify it (the tied samples' restricted dual: milliseconds); else once more
+                # at 1e-10 (LAD, 10,000 x 10: 10-14 s of retries, where the dual point certifies the first model)
+                early = self._lagrangian((worst.value, intercept, coef, worst, s), oracle, rows, gap_tol)
+                if worst.value - early.value > gap_tol * gap_scale(worst.value):
+                    early = None
+                    again = solve_with_retries(backend, program, tight, verbose=control.solver_verbose,
+                                               control=control, stage=f"master {round_} (tighter)")
+                    if again.status == OPTIMAL:
+                        solution = again
+                        intercept, coef, lam, s, worst = self._model(program, solution, oracle)
             lower = max(lower, min(float(solution.primal_objective), float(solution.dual_objective)))
             eval_time += time.perf_counter() - t_eval
             if best is None or worst.value < best[0]:
                 best = (worst.value, intercept, coef, worst, s)
+            certificate = early if early is not None else certificate     # a bound on the optimum: any model's
             upper = best[0]
             history.append({"round": round_, "rows": int(rows.size), "lower": lower, "upper": upper})
             control.log(f"mot round {round_}: rows {rows.size:,} lower {lower:.9f} upper {upper:.9f}")
             control.progress("MOT-DRO cutting plane", f"round {round_}, {rows.size:,} rows, relative gap "
                                                       f"{(upper - lower) / gap_scale(upper):.1e}")
-            if upper - lower <= gap_tol * gap_scale(upper):
+            if upper - lower <= gap_tol * gap_scale(upper) or _closes(certificate, upper, gap_tol):
                 break
             if oracle is None or control.should_stop():
                 stop = "time limit reached" if control.should_stop() else "the master holds every row"
@@ -132,7 +144,10 @@ class CompiledMOT(CompiledBound):
             stop = f"{max_rounds} rounds"
         self.program = program
         t_bound = time.perf_counter()
-        bound = self._lagrangian(best, oracle, rows, gap_tol) if best is not None else None
+        if best is not None and _closes(certificate, best[0], gap_tol):
+            bound = certificate                 # the explicit dual point that certified a model of the plane
+        else:
+            bound = self._lagrangian(best, oracle, rows, gap_tol) if best is not None else None
         eval_time += time.perf_counter() - t_bound
         result = self._result(best, lower, bound, history, stop, gap_tol, on_inaccurate, solver, program, rows,
                               time.perf_counter() - t0, eval_time, control)
@@ -166,26 +181,22 @@ class CompiledMOT(CompiledBound):
         return intercept, coef, lam, s, worst
 
     def _lagrangian(self, best, oracle, working, gap_tol: float):
-        """The explicit dual point's bound at the best model (module docstring, 4.); the restricted dual's candidate rows
-        are the worst case's, then those near each sample's maximum among every row (when they can be enumerated) or
-        among the worst case's and the master's ``working`` rows, widening."""
+        """The explicit dual point's bound at the best model (module docstring, 4.); the restricted dual's candidate
+        rows (:func:`~drokit.certificates.mot_lower_bound.candidate_sets`) are the worst case's, then those near each
+        sample's maximum among every row (when they can be enumerated) or among the worst case's and the master's
+        ``working`` rows, widening, then all of these."""
         b, inst = self.bound, self.instance
         _, intercept, coef, worst, _ = best
         options = dict(rho=b.radius, theta1=b.theta1, theta2=b.theta2, divergence=b.divergence)
         atoms = worst_case_atoms(inst, oracle, intercept, coef, worst, **options)
 
-        def candidates():
-            """The worst case's rows, then (enumerable instances) the rows near each sample's maximum, widening."""
-            yield unique_rows(atoms.rows)
-            if count_configuration_rows(inst) <= KKT_MAX_ROWS or np.isinf(b.theta1):
-                every = enumerate_configurations(inst, nominal_only=bool(np.isinf(b.theta1)))
-            else:
-                every = unique_rows(concat_rows([atoms.rows, working]))
-            lam = worst.lam if np.isfinite(worst.lam) else 0.0
-            for rtol in CANDIDATE_RTOLS:
-                yield near_maximizers(inst, every, intercept, coef, lam, b.theta1, rtol, best[0])
-        return mot_certified_lower_bound(inst, atoms, intercept, coef, upper=best[0], tol=gap_tol,
-                                         candidates=candidates(), **options)
+        def pool():
+            """Every row (enumerable, or the nominal rows with theta1 = inf), else the atoms' and the master's."""
+            if np.isinf(b.theta1) or count_configuration_rows(inst) <= KKT_MAX_ROWS:
+                return enumerate_configurations(inst, nominal_only=bool(np.isinf(b.theta1)))
+            return unique_rows(concat_rows([atoms.rows, working]))
+        return mot_certified_lower_bound(inst, atoms, intercept, coef, upper=best[0], tol=gap_tol, worst=worst,
+                                         pool=pool, **options)
 
     def _result(self, best, lower, bound, history, stop, gap_tol, on_inaccurate, solver, program, rows, seconds,
                 eval_time, control) -> FitResult:
@@ -204,6 +215,11 @@ class CompiledMOT(CompiledBound):
                 lower = min(exact, upper)
                 how.update(source="lagrangian", budget_scale=float(bound.scale), residual=float(bound.residual))
         certified = upper - lower <= gap_tol * gap_scale(upper)
+        if (certified and np.isinf(self.bound.theta1) and isinstance(self.instance.loss, Logistic)
+                and upper <= SEPARABLE_RISK and lower <= 0.0):
+            # a vanishing log-loss certified by nothing but the loss's floor 0 (the dual point of slopes 0): separable
+            # data, where the risk goes to 0 as the coefficients grow (no minimizer) and their scale is the solver's
+            certified = False
         if not certified and stop is None:
             stop = ("the master's dual objective was above the model's exact worst-case risk (no valid bound) and the "
                     "explicit dual point does not close the gap")
@@ -234,6 +250,12 @@ class CompiledMOT(CompiledBound):
             warnings.warn(message, RuntimeWarning, stacklevel=3)
             result.warnings.append(message)
         return result
+
+
+def _closes(bound, upper: float, gap_tol: float) -> bool:
+    """Whether the lower bound ``bound`` (a :class:`~drokit.certificates.lagrangian.LowerBound` or None) is within
+    ``gap_tol`` of ``upper`` (relative, :mod:`drokit.gaps`)."""
+    return bound is not None and upper - float(bound.value) <= gap_tol * gap_scale(upper)
 
 
 def _unseen(inst, working, new) -> np.ndarray:

@@ -17,7 +17,6 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..conic.builder import ProgramBuilder
-from ..metrics.costs import NormCost
 from ..instance import DROInstance
 from ..oracles.multinomial_rows import (MultinomialRows, limited_columns, multinomial_rows, row_design,  # noqa: F401
                                          row_losses, scores, take)
@@ -49,11 +48,11 @@ def build_program(inst: DROInstance, mrows: MultinomialRows, n_classes: int):
     pb.add_nonneg(1.0 - t.premultiply(sp.hstack([sp.identity(R)] * K, format="csr")))
     cols, gamma = limited_columns(inst)
     if cols.size:
-        norm = NormCost(p=inst.metric.numerical.validated_p())
+        norm = inst.metric.numerical                 # N_*(Gamma^{-1} (w_k - w_j)) <= lambda per pair of classes
         for k in range(K):
             for j in range(k + 1, K):
                 diff = W[k * d + cols] - W[j * d + cols]
-                norm.add_dual_norm_leq(pb, diff, lam, gamma)
+                norm.add_dual_norm_leq(pb, diff, lam, gamma, columns=cols)
     pb.minimize(lam * float(inst.radius) + s.premultiply(inst.p[None, :]))
     return pb.build()
 

@@ -55,7 +55,7 @@ from ..instance import DROInstance
 from ..oracles.enumeration import (ConfigurationRows, concat_rows, enumerate_configurations,
                                     take_rows, unique_rows)
 from ..oracles.rows import lambda_floor, row_losses
-from .row_terms import ConeBarrier, RowTerms, parameter_layout, split_theta
+from .row_terms import ConeBarrier, RowTerms, cone_barrier_refusal, parameter_layout, split_theta
 
 
 @dataclass
@@ -85,9 +85,11 @@ class PhaseOneResult:
 
 def phase_one_applies(inst: DROInstance) -> bool:
     """Whether phase 1 (and the barrier master after it) can work on ``inst``: its Newton model has no
-    attack-shift term (an adversarial loss depends on the model), no penalty, and starts from
-    ``lambda = 2 lip(L)`` (a finite Lipschitz constant)."""
-    return not hasattr(inst.loss, "at") and not inst.penalized and np.isfinite(float(inst.loss.lipschitz))
+    attack-shift term (an adversarial loss depends on the model), no penalty, starts from
+    ``lambda = 2 lip(L)`` (a finite Lipschitz constant), and its cone barrier applies (an l_p ground norm:
+    :func:`.row_terms.cone_barrier_refusal`; another numerical norm goes to the conic masters)."""
+    return not hasattr(inst.loss, "at") and not inst.penalized and np.isfinite(float(inst.loss.lipschitz)) \
+        and cone_barrier_refusal(inst) is None
 
 
 def near_active(inst: DROInstance, rows: ConfigurationRows, intercept: float, coef: np.ndarray,

@@ -22,6 +22,7 @@ from typing import Optional, Tuple
 import numpy as np
 import scipy.sparse as sp
 
+from ..exceptions import ParameterError
 from ..instance import DROInstance
 from ..oracles.enumeration import ConfigurationRows, RowIndex, take_rows
 from ..oracles.design import (GRAM_CHUNK, CodeLayout, csr_design_of_codes, csr_row_design, dense_row_design,
@@ -273,6 +274,19 @@ class RowTerms:
         return rows, mass * self.inst.p[rows.sample], slopes
 
 
+def cone_barrier_refusal(inst: DROInstance) -> Optional[str]:
+    """Why :class:`ConeBarrier` (and so every Newton-type master built on it: phase 1, the barrier master, the slope
+    split) does not apply to ``inst``, or ``None``: its barrier is written for the dual norms ``||.||_q`` of an l_p
+    ground norm (:attr:`~drokit.metrics.norms.NumericalNorm.lp_exponent`); another numerical norm that prices a
+    column steps aside to the conic masters."""
+    gamma = np.asarray(inst.metric.gamma, dtype=float)
+    priced = inst.n_numerical and np.any(np.isfinite(gamma) & (gamma > 0))
+    if priced and inst.metric.numerical.lp_exponent is None:
+        return (f"the numerical cost {inst.metric.numerical!r} is not an l_p norm (the barrier is written for the "
+                f"dual norms ||.||_q)")
+    return None
+
+
 class ConeBarrier:
     """``-mu sum_j log g_j(theta)`` for the constraints on ``(beta_x, lambda)``; value, gradient, Hessian.
 
@@ -284,7 +298,11 @@ class ConeBarrier:
 
     def __init__(self, inst: DROInstance, cols: np.ndarray, scale: np.ndarray, dim: int):
         self.cols, self.scale, self.dim = cols, scale, dim
-        self.q = inst.metric.dual_p
+        reason = cone_barrier_refusal(inst)
+        if reason is not None:
+            raise ParameterError(f"drokit's cone barrier does not apply: {reason}")
+        q = inst.metric.numerical.lp_dual_exponent
+        self.q = 2.0 if q is None else q                  # (no priced column: the cone is lambda > lam0 alone)
         kappa = float(inst.metric.kappa)
         self.lam0 = float(inst.loss.lipschitz) / kappa if not inst.is_classification and np.isfinite(kappa) else 0.0
 

@@ -79,7 +79,7 @@ class SlopeCutMaster:
         # the certificate's column roles: free, norm-priced (numerical, 0 < gamma < inf) and fixed at 0 (the rest)
         free, limited = column_roles(inst)
         self.priced = limited - self.offset
-        dual_inf = float(inst.metric.dual_p) == np.inf if self.priced.size else True
+        dual_inf = inst.metric.numerical.lp_dual_exponent == np.inf if self.priced.size else True   # (slope_cuts_apply)
         n_aux = 0 if dual_inf else self.priced.size
         ncol = self.n_theta + 1 + N + 2 * m + n_aux
         cost = np.zeros(ncol)

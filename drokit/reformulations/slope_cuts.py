@@ -78,7 +78,8 @@ def slope_cuts_apply(inst: DROInstance) -> Tuple[bool, str]:
         return False, "level costs (only the mismatch cost has one shared maximum per feature)"
     gamma = np.asarray(inst.metric.gamma, dtype=float)
     priced = np.isfinite(gamma) & (gamma > 0)
-    if priced.any() and float(inst.metric.dual_p) not in (1.0, np.inf):
+    q = inst.metric.numerical.lp_dual_exponent
+    if priced.any() and (q is None or float(q) not in (1.0, np.inf)):
         return False, "the numerical features' dual norm is not an LP (ground norm p other than 1 or inf)"
     if np.any(np.asarray(inst.metric.delta, dtype=float)[inst.mutable_categorical()] <= 0):
         return False, "a mutable categorical feature has weight 0"

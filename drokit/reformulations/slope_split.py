@@ -57,7 +57,7 @@ import scipy.sparse as sp
 
 from ..instance import DROInstance
 from ..oracles.enumeration import ConfigurationRows, FractionalRows
-from .row_terms import parameter_layout, split_theta
+from .row_terms import cone_barrier_refusal, parameter_layout, split_theta
 
 #: margins ``u`` of the slope grid of a smooth loss
 GRID_SIZE = 33
@@ -80,7 +80,7 @@ def loss_is_smooth(loss) -> bool:
 def slope_split_applies(inst: DROInstance) -> tuple[bool, str]:
     """Whether the slope split is exact for ``inst`` (and why not): a margin loss without attack or penalty,
     a categorical cost that adds over features (``p = 1``), labels fixed or flipped (classification), at
-    least two mutable categorical features."""
+    least two mutable categorical features, an l_p ground norm (its Newton model's cone barrier)."""
     if hasattr(inst.loss, "at") or inst.penalized:
         return False, "adversarial losses and penalties are not covered"
     if not np.isfinite(float(inst.loss.lipschitz)):
@@ -91,6 +91,9 @@ def slope_split_applies(inst: DROInstance) -> tuple[bool, str]:
         return False, "regression with a finite label cost moves the label continuously"
     if inst.mutable_categorical().size < 2:
         return False, "fewer than two mutable categorical features"
+    refusal = cone_barrier_refusal(inst)
+    if refusal is not None:
+        return False, refusal
     return True, ""
 
 

@@ -98,7 +98,11 @@ def ineligibility(inst) -> Optional[str]:
         return None                                        # (lasso) logistic regression, any columns
     if inst.mutable_categorical().size:
         return "a categorical feature can change (the closed form needs them all immutable)"
-    if inst.n_numerical and inst.metric.numerical.dual_p not in SUPPORTED_DUAL_EXPONENTS:
+    q = inst.metric.numerical.lp_dual_exponent           # None: not an l_p norm (a NumericalNorm of the user's)
+    if inst.n_numerical and q is None and priced_numerical(inst).size:
+        return (f"the numerical cost {inst.metric.numerical!r} is not an l_p norm (its dual norm has no closed-form "
+                f"barrier here; Clarabel solves it)")
+    if inst.n_numerical and q is not None and q not in SUPPORTED_DUAL_EXPONENTS:
         return f"the ground norm's p = {inst.metric.numerical.p} (only p in 1, 2, inf)"
     if priced_numerical(inst).size == 0:
         return "no numerical feature can move at a cost (none, or all immutable / free)"

@@ -108,7 +108,8 @@ class ScaledProblem:
             unconstrained[:n] &= gamma != 0                # weight 0: beta_j = 0
             free = np.flatnonzero(unconstrained)
             eps, kappa = float(inst.radius), float(inst.metric.kappa)
-            q = float(inst.metric.numerical.dual_p)
+            q = inst.metric.numerical.lp_dual_exponent        # an l_p norm (solvers.barrier.ineligibility)
+            q = 2.0 if q is None else float(q)                # (another norm: no priced column, no cone)
         elif inst.l1_penalty:                             # lasso logistic regression: the l1 "ball" of radius
             active, free = columns[kept], np.zeros(0, dtype=int)        # gamma over every coefficient
             scale, eps, kappa, q = np.ones(active.size), float(inst.l1_penalty), np.inf, 1.0

@@ -16,7 +16,10 @@ A matrix numerical cost ``||M (x - x')||_2^2`` (:class:`~drokit.NormCost` ``matr
 coordinates ``x~ = M x`` (:func:`drokit.models.binding.bind_fitted_model`; :mod:`drokit.metrics.linear_map`), and
 the moved points of :func:`stability` are mapped back, ``x = M^{-1} x~``.  MLPs and callables move the raw features
 with per-feature weights, and :func:`feature_stability` moves one original feature at a time (a direction that is
-not a coordinate of ``x~``): both refuse a matrix cost.
+not a coordinate of ``x~``): both refuse a matrix cost.  Another numerical norm ``N``
+(:class:`~drokit.metrics.norms.NumericalNorm`, e.g. :class:`~drokit.GroupNormCost`) is used squared, ``N(Gamma (x -
+x'))^2``, by the linear models' exact adversary (:mod:`.linear`), :func:`feature_stability` included; MLPs and
+callables (gradient ascent on ``||Gamma delta||_2^2``) refuse it.
 """
 
 from __future__ import annotations
@@ -170,6 +173,7 @@ def bind_model(model, X, y, ambiguity: OTMoment, *, loss=None, schema=None, step
     from ...validation import check_array_2d
     from ...schema import FeatureSchema
 
+    from ...metrics.norms import require_lp_norm
     from ...models.problem import refuse_matrix_cost
 
     metric = ambiguity.validated_metric()
@@ -177,6 +181,9 @@ def bind_model(model, X, y, ambiguity: OTMoment, *, loss=None, schema=None, step
     if (callable(model) and not hasattr(model, "predict")) or type(model).__name__ == "MLPClassifier":
         refuse_matrix_cost(metric, f"{where} of an MLP or a callable (they move the raw features; linear models "
                                    f"support it)")
+        require_lp_norm(metric._parts()[0], f"{where} of an MLP or a callable (gradient ascent on the squared "
+                                            f"Euclidean cost ||Gamma delta||_2^2; linear models support any numerical "
+                                            f"norm)")
     if callable(model) and not hasattr(model, "predict"):
         return _bind_callable(model, X, y, metric, steps)
     if type(model).__name__ == "MLPClassifier":

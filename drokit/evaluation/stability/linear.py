@@ -12,7 +12,10 @@ For a multiplier ``h`` (blanchet2024 Prop. 1) the inner problem ``max h L(u) - t
    categorical budget, the largest and smallest total score change; for a fixed budget only these two
    extremes matter, because ``T`` below is convex in ``u`` (a sup of convex functions);
 2. the numerical part moves the score by ``t`` at the least cost ``t^2 / nu``, ``nu = ||Gamma^{-1}
-   beta_x||_2^2`` (along ``Gamma^{-2} beta_x``), so each candidate's value is the closed-form d-transform
+   beta_x||_2^2`` (along ``Gamma^{-2} beta_x``; with a user norm ``N`` of the metric, the cost ``N(Gamma delta)^2``:
+   ``nu = N_*(Gamma^{-1} beta_x)^2``, along ``Gamma^{-1} d``, ``d`` the norm's maximizer of ``(Gamma^{-1} beta_x)'d``
+   over ``N(d) <= 1``, since ``min {N(d)^2 : w'd = t} = t^2 / N_*(w)^2``), so each candidate's value is the closed-form
+   d-transform
    ``T(h, theta1 / nu, u_k) - theta1 C_k`` of :mod:`.transforms`.
 
 Cost per ``h``: ``O(N K)`` transforms with ``K = families x extremes x budgets`` (``K = 1`` without mutable
@@ -52,13 +55,21 @@ class LinearModelAdversary(Adversary):
         self.f0 = inst.scores(intercept, coef)
         gamma = np.asarray(inst.metric.gamma, dtype=float)
         beta_x = coef[:n_num]
-        dual = NormCost(p=2).dual_norm(beta_x, gamma) if n_num else 0.0
+        numerical = inst.metric.numerical
+        norm = NormCost(p=2) if isinstance(numerical, NormCost) else numerical    # the squared cost N(Gamma d)^2
+        dual = norm.dual_norm(beta_x, gamma) if n_num else 0.0
         if not np.isfinite(dual):
             raise ParameterError("a numerical feature with metric weight 0 has a nonzero coefficient: it moves "
                                  "for free and makes the criterion 0; give it a positive weight")
         self.nu = float(dual) ** 2
-        with np.errstate(divide="ignore", invalid="ignore"):
-            unit = np.where(np.isfinite(gamma) & (gamma > 0), beta_x / gamma ** 2, 0.0)
+        if norm is numerical:      # a user norm: along Gamma^{-1} d, d its maximizer of w'd (w = Gamma^{-1} beta_x)
+            keep = np.flatnonzero(np.isfinite(gamma) & (gamma > 0))
+            unit = np.zeros(n_num)
+            if keep.size and self.nu > 0:
+                unit[keep] = numerical.maximizer(beta_x[keep] / gamma[keep], keep) / gamma[keep] * np.sqrt(self.nu)
+        else:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                unit = np.where(np.isfinite(gamma) & (gamma > 0), beta_x / gamma ** 2, 0.0)
         self.direction = unit / self.nu if self.nu > 0 else unit  # x moves by dF * direction
         # ---- candidates: label family x extreme x budget
         mutable = inst.mutable_categorical()
