@@ -8,6 +8,8 @@ drokit's estimators also work with scikit-learn's ``GridSearchCV`` (``{"ambiguit
 from .cv_estimators import DROClassifierCV, DRORegressorCV
 from .grid import CONVENIENCE_KEYS
 from .result import FitFailedError, SweepResult
+from .rwpi import RWPIResult, rwpi_radius
 from .sweep import cross_validate_grid
 
-__all__ = ["DROClassifierCV", "DRORegressorCV", "cross_validate_grid", "SweepResult", "FitFailedError", "CONVENIENCE_KEYS"]
+__all__ = ["DROClassifierCV", "DRORegressorCV", "cross_validate_grid", "SweepResult", "FitFailedError",
+           "CONVENIENCE_KEYS", "rwpi_radius", "RWPIResult"]

@@ -21,6 +21,15 @@ better, as in scikit-learn:
   the criterion that targets what DRO is for when the shift model is known (issue 24: clean-log-loss CV picks
   tiny radii for the exact model; benchmarks/RESULTS.md).
 
+* ``"rwpi"`` -- no validation score: the radius comes from the training rows alone, by Robust Wasserstein Profile
+  Inference (:func:`~drokit.model_selection.rwpi.rwpi_radius`, spec/rwpi-radius.md): the ``alpha``-quantile of the
+  limit law of ``sqrt(N) R_N(beta*)``, the profile function of the loss's estimating equation, over ``sqrt(N)``
+
+      radius = q_alpha( sup_{zeta in Lambda_hat} zeta'Z ) / sqrt(N),      Z ~ Normal(0, Cov_hat h(U; beta_hat)),
+
+  so that the ball holds a distribution under which the true parameter is optimal with probability about ``alpha``
+  (binary classification, logistic or smooth hinge loss, a Wasserstein ball).
+
 The scorers are plain picklable objects, so :func:`~drokit.model_selection.cross_validate_grid` runs them in
 worker processes (loky, Dask) like any scikit-learn scorer.
 """
@@ -36,7 +45,7 @@ from sklearn.base import clone
 from ..exceptions import DataError, ParameterError
 
 #: the selection criteria of the CV estimators
-CRITERIA = ("clean", "worst_case", "shift")
+CRITERIA = ("clean", "worst_case", "shift", "rwpi")
 #: how a shift criterion aggregates its perturbed sets
 AGGREGATES = ("mean", "worst")
 

@@ -6,7 +6,8 @@ scikit-learn's ``LogisticRegressionCV``.
 :mod:`~drokit.model_selection.criteria` (``"clean"``, ``"worst_case"`` or ``"shift"``), picks the best mean score
 and refits the estimator itself on all rows with it: the fitted CV estimator *is* the chosen model (``coef_``,
 ``predict``, ``result_``, ``dk.worst_case``), with the selection in ``radius_``, ``kappa_``, ``scores_``,
-``path_`` and ``cv_results_``.
+``path_`` and ``cv_results_``.  ``criterion="rwpi"`` cross-validates nothing: the radius comes from the training rows by
+Robust Wasserstein Profile Inference (:func:`~drokit.model_selection.rwpi.rwpi_radius`), then the refit.
 
 The default path: ``radii=10`` radii spaced evenly in log scale over ``[r0 / 100, 10 r0]``, ``r0 = d / sqrt(N)``
 the ``O(1/sqrt(N))`` rule of thumb in the data's unit ``d`` of transport cost
@@ -41,7 +42,7 @@ from .sweep import cross_validate_grid
 #: the parameters of the CV estimators that are not the wrapped estimator's
 CV_PARAMETERS = ("radii", "kappas", "cv", "criterion", "scoring", "validation_radius", "shift_model",
                  "n_shift_sets", "shift_aggregate", "warm_path", "refit", "n_jobs", "backend", "scheduler",
-                 "random_state", "progress")
+                 "random_state", "progress", "rwpi_alpha", "rwpi_draws")
 #: the path of a set that only reweights (its radius a divergence budget, no transport unit)
 DIVERGENCE_RADII = (1e-3, 1.0)
 
@@ -145,6 +146,8 @@ class _DROCV:
             raise ParameterError("validation_radius is the radius of criterion='worst_case'; it has no meaning for "
                                  f"criterion={self.criterion!r}")
         check_criterion(self.criterion)
+        if self.criterion == "rwpi":
+            return self._fit_rwpi(X, y, sample_weight)
         if self.criterion == "shift" and not is_dataframe(X):
             raise DataError("criterion='shift' perturbs the validation folds with drokit.simulate_shift, which needs a "
                             f"pandas DataFrame (categorical columns by dtype); got {type(X).__name__}")
@@ -186,6 +189,44 @@ class _DROCV:
                 del self._selected_ambiguity
         return self
 
+    def _fit_rwpi(self, X, y, sample_weight=None):
+        """``criterion="rwpi"``: the radius from the training rows (:func:`~drokit.model_selection.rwpi.rwpi_radius`
+        at confidence ``rwpi_alpha`` with ``rwpi_draws`` normal draws, seeded by ``random_state``), no
+        cross-validation; ``path_`` is that one radius (its quantile, level and draws), ``scores_`` the ``(1,
+        rwpi_draws)`` draws of the radius statistic ``S_hat / sqrt(N)`` whose ``rwpi_alpha``-quantile is ``radius_``,
+        ``best_score_`` nan, ``cv_results_`` and ``sweep_`` None, ``rwpi_`` the whole :class:`RWPIResult`."""
+        from .rwpi import rwpi_radius
+        for name, value, default in (("kappas", self.kappas, None), ("scoring", self.scoring, None),
+                                     ("sample_weight", sample_weight, None)):
+            if value is not default:
+                raise ParameterError(f"criterion='rwpi' computes the radius of the declared ball from the training "
+                                     f"rows (one label cost, unweighted rows, no validation score); {name} must be "
+                                     f"None")
+        if check_radii(self.radii) is not None:
+            raise ParameterError("criterion='rwpi' computes the radius; radii (a list) has no meaning with it")
+        if self._task != "classification":
+            raise ParameterError("criterion='rwpi' is for binary classification (logistic or smooth hinge loss)")
+        base = self._estimator_class(**self._estimator_params())
+        X, y = self._checked_data(base, X, y)
+        radius, result = rwpi_radius(base, X, y, alpha=self.rwpi_alpha, n_draws=self.rwpi_draws, seed=self._seed())
+        self.rwpi_ = result
+        self.radii_ = np.array([radius])
+        self.radius_, self.kappa_ = float(radius), self._declared_kappa()
+        self.best_index_, self.best_score_ = 0, float("nan")
+        self.scoring_ = f"rwpi: {result.alpha:g}-quantile of sup_Lambda zeta'Z / sqrt(N)"
+        self.cv_results_ = self.sweep_ = None
+        self.scores_ = (result.draws / np.sqrt(result.n_samples))[None, :]
+        self.path_ = pd.DataFrame({"radius": [self.radius_], "alpha": [result.alpha], "quantile": [result.quantile],
+                                   "n_samples": [result.n_samples], "n_draws": [result.n_draws],
+                                   "moves": [result.moves]})
+        if self.refit:
+            self._selected_ambiguity = self._chosen_ambiguity({"ambiguity__radius": self.radius_})
+            try:
+                self._estimator_class.fit(self, X, y)
+            finally:
+                del self._selected_ambiguity
+        return self
+
     def _declared_kappa(self) -> float:
         params = self._declared_ambiguity().get_params(deep=False)
         if "metric" not in params:
@@ -217,6 +258,9 @@ class _DROCV:
         """The mean validation score (+- one standard deviation over the splits) against the radius, log scale,
         one line per ``kappa``, the chosen radius marked; returns the matplotlib ``Axes``."""
         check_is_fitted(self, "path_")
+        if self.criterion == "rwpi":
+            raise ParameterError("criterion='rwpi' has no path to draw: its radius is the quantile of the draws in "
+                                 "scores_ (rwpi_.draws)")
         import matplotlib.pyplot as plt
         if ax is None:
             _, ax = plt.subplots()
@@ -249,10 +293,12 @@ def _cv_doc(estimator: str) -> str:
         Label costs to cross-validate with the radii (``ambiguity__metric__label__kappa``); ``None``: the declared one.
     cv : int, cross-validation generator or iterable
         As :func:`~drokit.model_selection.cross_validate_grid` (5 stratified folds for a classifier).
-    criterion : {{"clean", "worst_case", "shift"}}
+    criterion : {{"clean", "worst_case", "shift", "rwpi"}}
         The selection criterion (:mod:`drokit.model_selection.criteria`): ``"clean"`` (``scoring`` on the validation
         folds), ``"worst_case"`` (minus the exact worst-case validation risk at ``validation_radius``), ``"shift"``
-        (``scoring`` on ``n_shift_sets`` shifted copies of each validation fold, ``dk.simulate_shift``).
+        (``scoring`` on ``n_shift_sets`` shifted copies of each validation fold, ``dk.simulate_shift``), ``"rwpi"`` (no
+        cross-validation: the radius from the training rows, :func:`~drokit.model_selection.rwpi.rwpi_radius`; binary
+        classification, logistic or smooth hinge loss, a Wasserstein ball).
     scoring : str or callable or None
         A scikit-learn scorer (``None``: ``neg_log_loss`` for the logistic classifier, else ``score``); not with
         ``"worst_case"``.
@@ -275,7 +321,12 @@ def _cv_doc(estimator: str) -> str:
     n_jobs, backend, scheduler, progress
         How the fits run, as :func:`~drokit.model_selection.cross_validate_grid`.
     random_state : int or None
-        Seed of the splits and of the shifted copies (``None``: 0).
+        Seed of the splits, of the shifted copies and of the RWPI draws (``None``: 0).
+    rwpi_alpha : float in (0, 1)
+        The confidence level of ``"rwpi"``: the ball holds a distribution under which the true parameter is optimal
+        with probability about ``rwpi_alpha``.
+    rwpi_draws : int
+        Normal draws of the RWPI limit law.
 
     The other parameters are :class:`~drokit.{estimator}`'s.
 
@@ -288,12 +339,17 @@ def _cv_doc(estimator: str) -> str:
     radii_ : numpy.ndarray
         The path's radii.
     scores_ : numpy.ndarray
-        ``(candidates, splits)`` validation scores, rows in ``path_`` order.
+        ``(candidates, splits)`` validation scores, rows in ``path_`` order (``"rwpi"``: the ``(1, rwpi_draws)`` draws
+        of the radius statistic, whose ``rwpi_alpha``-quantile is ``radius_``).
     path_ : pandas.DataFrame
         Per candidate: ``radius`` (``kappa``), mean / std / rank of the score, mean fit time, failed and uncertified
         fits, the largest certified relative gap.
     cv_results_ : pandas.DataFrame
-        The sweep's full table (:class:`~drokit.model_selection.SweepResult`; ``sweep_`` is the whole result).
+        The sweep's full table (:class:`~drokit.model_selection.SweepResult`; ``sweep_`` is the whole result; None with
+        ``"rwpi"``).
+    rwpi_ : RWPIResult
+        With ``"rwpi"``: the radius, the quantile, the draws, the plug-in ``beta``
+        (:func:`~drokit.model_selection.rwpi.rwpi_radius`).
     scoring_ : str
         What the scores are.
     coef_, intercept_, result_, ... :
@@ -308,7 +364,7 @@ class DROClassifierCV(_DROCV, DROClassifier):
     def __init__(self, loss="logistic", ambiguity=None, *, radii=10, kappas=None, cv=5, criterion="clean",
                  scoring=None, validation_radius=None, shift_model=None, n_shift_sets=20, shift_aggregate="mean",
                  warm_path=False, refit=True, n_jobs=None, backend="loky", scheduler=None, random_state=0,
-                 progress=False,
+                 progress=False, rwpi_alpha=0.95, rwpi_draws=500,
                  method="auto", solver="auto", solver_options=None, fit_intercept=True, categorical_features=None,
                  categories="auto", handle_unknown="error", on_inaccurate="raise",
                  max_configurations=MAX_CONFIGURATIONS, method_options=None, verbose=False, l1_penalty=0.0,
@@ -323,7 +379,7 @@ class DRORegressorCV(_DROCV, DRORegressor):
     def __init__(self, loss="huber", ambiguity=None, *, radii=10, kappas=None, cv=5, criterion="clean",
                  scoring=None, validation_radius=None, shift_model=None, n_shift_sets=20, shift_aggregate="mean",
                  warm_path=False, refit=True, n_jobs=None, backend="loky", scheduler=None, random_state=0,
-                 progress=False,
+                 progress=False, rwpi_alpha=0.95, rwpi_draws=500,
                  method="auto", solver="auto", solver_options=None, fit_intercept=True, categorical_features=None,
                  categories="auto", handle_unknown="error", on_inaccurate="raise",
                  max_configurations=MAX_CONFIGURATIONS, method_options=None, verbose=False, l1_penalty=0.0,
