@@ -36,8 +36,8 @@ its own fit).  Refused with a :class:`~drokit.ParameterError`: the hinge loss (`
 numerical moves ``R_N(beta*) = O_p(1/N)``, another law), regression losses, adversarial and custom losses, an ambiguity
 set other than a Wasserstein ball, and a metric under which nothing moves; with a :class:`~drokit.DataError`: more than
 two classes, separable classes (no finite ERM) and an infinite quantile (``Lambda_hat`` unbounded along the draws:
-the moment cannot be restored in some direction).  Measured coverage and where the law is slow (numerical moves at
-small N): spec §6-7.
+the moment cannot be restored in some direction).  Measured coverage, and where the radius comes out too small
+(numerical moves at small N, a weak signal): spec §7.
 """
 
 from __future__ import annotations

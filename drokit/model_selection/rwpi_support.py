@@ -9,10 +9,11 @@ are solved, their violations of every row and every sample's dual-norm constrain
 :data:`CUTS_PER_DRAW` worst of each unconverged draw join; a draw is done when nothing is violated by more than
 :data:`TOL`.  Polyhedral ``Lambda_hat`` (no numerical move, or an ``l_1`` / ``l_inf`` cost): an LP in HiGHS re-solved
 from the last basis (0.2-0.5 ms a draw), the norm constraints by their facets ``d'Gamma^{-1} v_i(zeta) <= 1`` (``d``
-the norm's maximizer at a violated ``v_i``; finitely many).  Any other norm: the samples' exact cones in a Clarabel
-program (drokit's conic builder; the norm's own conic form, and for ``l_2`` the 3-dimensional cones
-``||(alpha_i(zeta), s_i rho)|| <= 1``, ``rho >= ||P zeta_x||``, below) whose objective is updated per draw (2-5 ms).
-A box ``|zeta_j| <= BOX`` keeps the first programs bounded; a draw whose optimum needs it is ``inf``.
+the norm's maximizer at a violated ``v_i``; finitely many).  Any other norm: the LP over the rows alone first, kept
+when its optimum satisfies every sample's cone, else the samples' exact cones in a Clarabel program (drokit's conic
+builder; the norm's own conic form, and for ``l_2`` the 3-dimensional cones ``||(alpha_i(zeta), s_i rho)|| <= 1``,
+``rho >= ||P zeta_x||``, below) whose objective is updated per draw (2-5 ms).  A box ``|zeta_j| <= BOX`` keeps the
+first programs bounded; a draw whose optimum needs it is ``inf``.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ def support_values(Z, rows, rhs, grad):
     (:class:`~drokit.model_selection.rwpi.Gradient`).  Returns the values (``inf`` where the box is needed), their
     relative gaps (to the value of the optimum scaled into ``Lambda_hat``, a lower bound) and the constraints used."""
     D, p = Z.shape
-    solver = _LP(p, grad) if grad.keep.size == 0 or grad.p in (1.0, np.inf) else _Cones(p, grad)
+    solver = _LP(p, grad) if grad.keep.size == 0 or grad.p in (1.0, np.inf) else _Hybrid(p, grad)
     in_rows = np.zeros(rows.shape[0], dtype=bool)
     gaps, sol, n_cuts = np.zeros(D), np.zeros((D, p)), 0
     most = max(1, BLOCK_ENTRIES // (rows.shape[0] + grad.A.shape[0] * max(1, grad.keep.size)))
@@ -129,7 +130,7 @@ class _Cones:
     def __init__(self, p, grad):
         self.p, self.grad = p, grad
         self.rows, self.rhs, self.samples = np.zeros((0, p)), np.zeros(0), np.zeros(0, dtype=int)
-        self._build()
+        self.solver = None
 
     def _build(self):
         import clarabel
@@ -158,6 +159,8 @@ class _Cones:
         self.solver, self.n = clarabel.DefaultSolver(P, q, A, b, cones, settings), q.size
 
     def solve(self, z):
+        if self.solver is None:
+            self._build()
         q = np.zeros(self.n)
         q[:self.p] = -z
         self.solver.update(q=q)
@@ -170,8 +173,27 @@ class _Cones:
         samples = np.setdiff1d(samples, self.samples)
         self.rows, self.rhs = np.vstack([self.rows, rows]), np.r_[self.rhs, rhs]
         self.samples = np.r_[self.samples, samples].astype(int)
-        self._build()
+        self.solver = None                        # rebuilt at the next solve
         return rows.shape[0] + samples.size
+
+
+class _Hybrid:
+    """A curved norm: the LP over the rows alone first (:class:`_LP`); when its optimum also satisfies every sample's
+    dual-norm constraint (as when categorical changes and flips bind before the numerical moves) it is the optimum,
+    otherwise the conic program (:class:`_Cones`) is solved."""
+
+    def __init__(self, p, grad):
+        self.lp, self.cones, self.grad = _LP(p), _Cones(p, grad), grad
+
+    def solve(self, z):
+        zeta = self.lp.solve(z)
+        if np.max(self.grad.violations(zeta[None]), initial=-np.inf) <= TOL:
+            return zeta
+        return self.cones.solve(z)
+
+    def grow(self, rows, rhs, samples, points) -> int:
+        self.lp.grow(rows, rhs, np.zeros(0, dtype=int), points)
+        return self.cones.grow(rows, rhs, samples, points)
 
 
 def _most_violated(M):
