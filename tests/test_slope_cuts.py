@@ -208,8 +208,8 @@ def test_first_highs_prints_no_banner():
     the slope cuts' master is built without it (a fresh interpreter: the first construction is ours)."""
     import subprocess
     code = ("import highspy\n"
-            "from drokit.reformulations.slope_cut_master import _new_highs\n"
-            "h = _new_highs(highspy)\n"
+            "from drokit.solvers.highs import new_highs\n"
+            "h = new_highs(highspy)\n"
             "print('done')\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr

@@ -18,13 +18,12 @@ first programs bounded; a draw whose optimum needs it is ``inf``.
 
 from __future__ import annotations
 
-import os
-import sys
 import warnings
 
 import numpy as np
 
 from ..exceptions import SolverError
+from ..solvers.highs import new_highs
 
 #: violation (relative: rows scaled to a right-hand side of 1 or 0, dual norms against 1) accepted at a draw's optimum
 TOL = 1e-6
@@ -85,7 +84,7 @@ class _LP:
     def __init__(self, p, grad=None):
         import highspy
         self.highspy, self.grad, self.seen, self.p = highspy, grad, set(), p
-        h = self.h = _highs(highspy)
+        h = self.h = new_highs(highspy)
         h.setOptionValue("output_flag", False)
         h.setOptionValue("presolve", "off")
         self.index = np.arange(p, dtype=np.int32)
@@ -205,30 +204,6 @@ def _most_violated(M):
     col = np.broadcast_to(np.arange(M.shape[1]), top.shape)
     hit = M[top, col] > TOL
     return top[hit], col[hit]
-
-
-_BANNER_SHOWN = False
-
-
-def _highs(highspy):
-    """A ``highspy.Highs()`` whose first construction in the process (which prints HiGHS's banner before any option
-    can be set) runs with the standard output's descriptor sent to ``os.devnull``."""
-    global _BANNER_SHOWN
-    if _BANNER_SHOWN:
-        return highspy.Highs()
-    _BANNER_SHOWN = True
-    try:
-        sys.stdout.flush()
-        saved = os.dup(1)
-    except (OSError, ValueError, AttributeError):
-        return highspy.Highs()
-    try:
-        with open(os.devnull, "w") as null:
-            os.dup2(null.fileno(), 1)
-            return highspy.Highs()
-    finally:
-        os.dup2(saved, 1)
-        os.close(saved)
 
 
 __all__ = ["support_values", "TOL", "BOX"]

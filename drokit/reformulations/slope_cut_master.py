@@ -4,8 +4,6 @@ fractional rows of the exact problem."""
 
 from __future__ import annotations
 
-import os
-import sys
 from typing import List, Tuple
 
 import numpy as np
@@ -15,36 +13,12 @@ from ..certificates.repair import column_roles
 from ..instance import DROInstance
 from ..losses.conjugate import conjugate
 from ..oracles.rows import FractionalRows
+from ..solvers.highs import new_highs
 
 #: a cut keeps the ``y_l`` of feature ``l`` when ``a (M_l - w_l(z_{n,l})) - lambda delta_l > -KEEP_MARGIN lambda
 #: delta_l`` at the point it is made at (features far from changing keep their level).  Audiology (62 features),
 #: unit weights: every feature (146,000 master rows after 12 rounds) 9.2 s; 0.5 -> 6,500 rows, 1.0 s; 0.1 1.35 s
 KEEP_MARGIN = 0.5
-
-
-_BANNER_SHOWN = False
-
-
-def _new_highs(highspy):
-    """A ``highspy.Highs()`` without the banner the library prints on the process's standard output at its first
-    construction, before any option can be set (``output_flag=False`` silences everything after it): the first
-    construction runs with file descriptor 1 sent to ``os.devnull``."""
-    global _BANNER_SHOWN
-    if _BANNER_SHOWN:
-        return highspy.Highs()
-    _BANNER_SHOWN = True
-    try:
-        sys.stdout.flush()
-        saved = os.dup(1)
-    except (OSError, ValueError, AttributeError):     # no real descriptor 1 (an embedding host): leave it
-        return highspy.Highs()
-    try:
-        with open(os.devnull, "w") as null:
-            os.dup2(null.fileno(), 1)
-            return highspy.Highs()
-    finally:
-        os.dup2(saved, 1)
-        os.close(saved)
 
 
 class SlopeCutMaster:
@@ -55,7 +29,7 @@ class SlopeCutMaster:
         import highspy
         self.inst = inst
         self.highspy = highspy
-        h = self.h = _new_highs(highspy)
+        h = self.h = new_highs(highspy)
         h.setOptionValue("output_flag", False)
         h.setOptionValue("dual_feasibility_tolerance", 1e-10)
         h.setOptionValue("primal_feasibility_tolerance", 1e-10)
