@@ -205,6 +205,14 @@ def typical_distance(X, metric=None, *, categorical_features=None, pairs: int = 
     return float(np.median(finite)) if finite.size else float("nan")
 
 
+def data_rule_of_thumb(X, metric=None, *, categorical_features=None, seed: int = 0) -> float:
+    """``r0 = d / sqrt(N)``: the ``O(1/sqrt(N))`` rule of thumb in the data's unit ``d`` of transport cost (the
+    :func:`typical_distance` of the rows of ``X`` under ``metric``; ``d = 1`` when no pair has a finite positive
+    distance)."""
+    d = typical_distance(X, metric, categorical_features=categorical_features, seed=seed)
+    return (d if np.isfinite(d) else 1.0) / np.sqrt(len(X))
+
+
 def default_radii(n_radii: int, X, metric=None, *, categorical_features=None, seed: int = 0) -> np.ndarray:
     """``n_radii`` radii spaced evenly in log scale over ``[r0 / 100, 10 r0]`` around the rule of thumb
     ``r0 = d / sqrt(N)`` (:func:`drokit.metrics.rule_of_thumb_radius`; selvi2025 thesis §4.6: the rates with
@@ -213,8 +221,7 @@ def default_radii(n_radii: int, X, metric=None, *, categorical_features=None, se
     positive distance."""
     if isinstance(n_radii, bool) or not isinstance(n_radii, Integral) or n_radii < 1:
         raise ParameterError(f"radii must be a positive int (the number of radii) or a list of radii, got {n_radii!r}")
-    d = typical_distance(X, metric, categorical_features=categorical_features, seed=seed)
-    r0 = (d if np.isfinite(d) else 1.0) / np.sqrt(len(X))
+    r0 = data_rule_of_thumb(X, metric, categorical_features=categorical_features, seed=seed)
     if n_radii == 1:
         return np.array([r0])
     return np.geomspace(r0 / 100.0, 10.0 * r0, int(n_radii))

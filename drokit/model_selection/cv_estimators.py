@@ -33,8 +33,8 @@ from ..models.problem import Problem
 from ..losses import get_loss
 from ..schema import FeatureSchema
 from ..validation import as_1d, check_array_2d, check_target, class_labels, is_dataframe
-from .criteria import (CRITERIA, LogLossScorer, ShiftScorer, WorstCaseScorer, check_criterion, check_radii, default_radii,
-                       typical_distance)
+from .criteria import (CRITERIA, LogLossScorer, ShiftScorer, WorstCaseScorer, check_criterion, check_radii,
+                       data_rule_of_thumb, default_radii)
 from .grid import resolve_scorer
 from .result import FitFailedError
 from .sweep import cross_validate_grid
@@ -96,8 +96,8 @@ class _DROCV:
             radius = self.validation_radius
             if radius is None:
                 metric = self._declared_ambiguity().get_params(deep=False).get("metric")
-                d = typical_distance(X, metric, categorical_features=self.categorical_features, seed=self._seed())
-                radius = (d if np.isfinite(d) else 1.0) / np.sqrt(len(X))
+                radius = data_rule_of_thumb(X, metric, categorical_features=self.categorical_features,
+                                            seed=self._seed())
             return WorstCaseScorer(radius), f"-worst-case risk at radius {float(radius):.3g}"
         if self.scoring is None and is_classifier(base):        # neg_log_loss, over every class of y
             scorer, name = LogLossScorer(np.unique(y)), "neg_log_loss"
