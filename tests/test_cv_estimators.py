@@ -28,7 +28,12 @@ def _expected_failed_checks(estimator):
             "the K-fold splits of repeated rows are not those of weighted rows: the selection may differ"}
 
 
-@parametrize_with_checks([dk.DROClassifierCV(**FAST), dk.DRORegressorCV(**FAST)],
+#: scikit-learn's checks fit dozens of times: one radius keeps each fit to two folds and the refit (the selection over
+#: several radii is tested below)
+CHECKS = dict(radii=[0.05], cv=2, backend="sequential")
+
+
+@parametrize_with_checks([dk.DROClassifierCV(**CHECKS), dk.DRORegressorCV(**CHECKS)],
                          expected_failed_checks=_expected_failed_checks)
 def test_sklearn_check_estimator(estimator, check):
     check(estimator)
