@@ -61,8 +61,8 @@ def test_a_hull_without_its_falling_chain_is_caught(monkeypatch):
     import drokit.oracles.hull as hull_module
     original = hull_module.HullOracle.points
 
-    def rising_only(self, coef):
-        pts = original(self, coef)
+    def rising_only(self, coef, *args, **kwargs):
+        pts = original(self, coef, *args, **kwargs)
         m = self.mutable.size
         pts.A[:, m + 1:], pts.B[:, m + 1:] = 0.0, 0.0         # every falling point replaced by the nominal row
         return pts
@@ -74,6 +74,53 @@ def test_a_hull_without_its_falling_chain_is_caught(monkeypatch):
     for _ in range(20):
         b0, coef = rng.normal(), rng.normal(size=inst.schema.n_encoded)
         lam, s = rng.uniform(0, 1), np.zeros(inst.n_samples)
+        worst = max(worst, float(np.max(brute.separate(b0, coef, lam, s).violation
+                                        - hull.separate(b0, coef, lam, s).violation)))
+    assert worst > 1e-3
+
+
+@pytest.mark.parametrize("task", ["classification", "regression"])
+@pytest.mark.parametrize("p", [1.0, 2.0])
+def test_the_screening_settles_some_samples_and_equals_enumeration(task, p, monkeypatch):
+    """The samples whose nominal row is provably their maximum skip the hull (``_screened_separation``): on random
+    queries some settle and some do not (both paths run), and the maxima equal enumeration's and the full hull's."""
+    sizes = []
+    original = HullOracle.points
+
+    def counting(self, coef, samples=None, alternatives=None):
+        sizes.append(self.n_samples if samples is None else np.size(samples))
+        return original(self, coef, samples, alternatives)
+    monkeypatch.setattr(HullOracle, "points", counting)
+    rng = np.random.default_rng(7 + int(p))
+    for loss in LOSSES[task]:
+        for kappa in ([np.inf, 0.8] if task == "classification" else [np.inf]):
+            inst = _instance(int(rng.integers(1e6)), task, loss, p, WEIGHTS[1], kappa, N=40)
+            hull, brute = HullOracle(inst), EnumerationOracle(inst)
+            for _ in range(12):
+                b0, coef = rng.normal(), rng.normal(size=inst.schema.n_encoded) * rng.choice([0.1, 0.3, 1.0])
+                lam, s = rng.uniform(0.2, 3.0), rng.normal(size=inst.n_samples)
+                a, b = hull.separate(b0, coef, lam, s), brute.separate(b0, coef, lam, s)
+                np.testing.assert_allclose(a.violation, b.violation, rtol=1e-10, atol=1e-10)
+                assert_rows_attain(inst, a, b0, coef, lam, s)
+                full = hull.separate(b0, coef, lam, s, near_margin=1e-300)        # the unscreened path
+                np.testing.assert_allclose(a.violation, full.violation, rtol=1e-12, atol=1e-12)
+    screened = [n for n in sizes if n < 40]
+    assert any(n == 0 for n in sizes) or len(screened) > 0, sizes
+    assert any(0 < n < 40 for n in sizes), "no query settled only part of the samples"
+
+
+def test_a_screening_blind_to_the_loss_is_caught(monkeypatch):
+    """Mutation: a screening blind to the loss (phi = 0: every sample settles at its nominal row); enumeration must
+    disagree."""
+    import drokit.oracles.hull as hull_module
+    inst = _instance(2, "classification", dk.losses.Logistic(), 1.0, WEIGHTS[1], np.inf, N=40)
+    monkeypatch.setattr(hull_module, "nominal_is_maximum", lambda loss, u0, *rest: np.ones(u0.shape, dtype=bool))
+    hull, brute = HullOracle(inst), EnumerationOracle(inst)
+    rng = np.random.default_rng(1)
+    worst = 0.0
+    for _ in range(10):
+        b0, coef = rng.normal(), rng.normal(size=inst.schema.n_encoded)
+        lam, s = rng.uniform(0.2, 1.0), np.zeros(inst.n_samples)
         worst = max(worst, float(np.max(brute.separate(b0, coef, lam, s).violation
                                         - hull.separate(b0, coef, lam, s).violation)))
     assert worst > 1e-3

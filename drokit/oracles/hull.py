@@ -84,6 +84,20 @@ def hull_applies(inst: DROInstance) -> Tuple[bool, str]:
     return True, "mismatch cost, p >= 1, positive weights"
 
 
+def nominal_is_maximum(loss, u0: np.ndarray, at_nominal: np.ndarray, sigma: np.ndarray, ends, lam: float) -> np.ndarray:
+    """Per sample, whether ``max(phi(G_+) - lambda G_+ / R_+, phi(-G_-) - lambda G_- / R_-) < 0`` (up to ``1e-12``
+    relative), ``phi(t) = L(u0 + sigma t) - L(u0)``: the screening test of :meth:`HullOracle._screened_separation`;
+    ``ends = ((G_+, R_+), (G_-, R_-))`` for the score's largest rise and fall."""
+    slack = 1e-12 * (1.0 + np.abs(at_nominal))
+    settled = np.ones(u0.shape, dtype=bool)
+    for (G, R), direction in zip(ends, (1.0, -1.0)):      # the score's rise moves the argument by +sigma
+        with np.errstate(invalid="ignore", divide="ignore"):
+            gain = np.asarray(loss.value(u0 + direction * sigma * G), dtype=float) - at_nominal \
+                - lam * np.where(R > 0, G / R, 0.0)
+        settled &= (G == 0) | (gain <= -slack)
+    return settled
+
+
 @dataclass
 class HullPoints:
     """The hull vertices of one model, every sample: ``A`` / ``B`` / ``D`` (N, E) score changes, budgets and
@@ -128,22 +142,30 @@ class HullOracle(SeparationOracle):
         self._budgets = None if inst.metric.mismatch_only else \
             [np.asarray(inst.metric.additive_increments(l), dtype=float) for l in self.mutable]
 
-    def _alternatives(self, coef: np.ndarray):
-        """Per sample and mutable feature (N, m): ``g+``, its level, ``g-``, its level (the largest / smallest
-        ``w_l(v) - w_l(z_nl)`` over ``v != z_nl``): :func:`.base.alternative_tables` gathered at the own levels."""
-        return tuple(t.ravel()[self._flat] for t in alternative_tables(coef, self._columns))
+    def _alternatives(self, coef: np.ndarray, samples: Optional[np.ndarray] = None):
+        """Per sample and mutable feature (N, m; the rows ``samples`` only, when given): ``g+``, its level, ``g-``,
+        its level (the largest / smallest ``w_l(v) - w_l(z_nl)`` over ``v != z_nl``): :func:`.base.alternative_tables`
+        gathered at the own levels."""
+        flat = self._flat if samples is None else self._flat[samples]
+        return tuple(t.ravel()[flat] for t in alternative_tables(coef, self._columns))
 
-    def points(self, coef: np.ndarray) -> HullPoints:
-        """The vertices of ``conv{(A(z), B(z))}`` of every sample (module docstring, item 4; with level costs
-        :meth:`_level_cost_points`)."""
+    def points(self, coef: np.ndarray, samples: Optional[np.ndarray] = None,
+               alternatives: Optional[tuple] = None) -> HullPoints:
+        """The vertices of ``conv{(A(z), B(z))}`` of every sample, or of the samples ``samples`` (then the rows of
+        the tables and ``levels_at``'s ``rows`` are positions in ``samples``) (module docstring, item 4; with level
+        costs :meth:`_level_cost_points`).  ``alternatives``: :meth:`_alternatives` of those samples, if at hand."""
         coef = np.asarray(coef, dtype=float)
-        N, m = self.n_samples, self.mutable.size
+        m = self.mutable.size
+        N = self.n_samples if samples is None else np.size(samples)
         if m == 0:
             zero = np.zeros((N, 1))
             return HullPoints(zero, zero, zero, lambda rows, k: np.zeros((np.size(rows), 0), dtype=int))
         if self._budgets is not None:
+            if samples is not None:
+                raise ValueError("the level-cost hull points are built for every sample")
             return self._level_cost_points(coef)
-        up, up_level, down, down_level = self._alternatives(coef)
+        Z = self.Z if samples is None else self.Z[samples]
+        up, up_level, down, down_level = self._alternatives(coef, samples) if alternatives is None else alternatives
         b = self.b
         rising = np.argsort(-up / b, axis=1, kind="stable")
         falling = np.argsort(-down / b, axis=1, kind="stable")
@@ -157,7 +179,7 @@ class HullOracle(SeparationOracle):
         np.maximum(B, 0.0, out=B)                          # rounding of the budget sums
 
         def levels_at(rows: np.ndarray, k: np.ndarray) -> np.ndarray:
-            own = self.Z[rows][:, self.mutable]
+            own = Z[rows][:, self.mutable]
             raised = inverse_permutation(rising[rows]) < k[:, None]                     # the first k of the rising chain
             lowered = inverse_permutation(falling[rows]) >= (k - m - 1)[:, None]          # all but the first k - m - 1 back
             return np.where((k <= m)[:, None], np.where(raised, up_level[rows], own),
@@ -205,28 +227,30 @@ class HullOracle(SeparationOracle):
 
     # ------------------------------------------------------------- interface
     def candidates(self, f0: np.ndarray, pts: HullPoints, lam: float, s: np.ndarray,
-                   losses: Optional[list] = None) -> Iterator:
+                   losses: Optional[list] = None, samples: Optional[np.ndarray] = None) -> Iterator:
         """``(family, 0, values)`` per label family: ``values`` (N, E) = ``h`` at the hull points minus
-        ``lambda extra + s`` (``losses``: the loss tables of :meth:`loss_tables`, when kept), computed in place."""
+        ``lambda extra + s`` (``losses``: the loss tables of :meth:`loss_tables`, when kept), computed in place;
+        ``samples``: the samples of ``pts`` when it holds some only (:meth:`points`)."""
         penalty = lam * pts.D         # lambda < 0 (a master's solver tolerance): see exact_below_zero
         if np.any(s):
-            penalty += s[:, None]
+            penalty += (s if samples is None else s[samples])[:, None]
         for i, family in enumerate(self.inst.label_families()):
             if losses is not None:
                 vals = losses[i] - penalty
             else:
-                vals = self._loss_table(f0, pts, family)
+                vals = self._loss_table(f0, pts, family, samples)
                 vals -= penalty
             if family.extra_cost:
                 vals -= lam * family.extra_cost
             yield family, 0, vals
 
-    def _loss_table(self, f0: np.ndarray, pts: HullPoints, family) -> np.ndarray:
-        """``L(sigma (f0 + A) - shift)`` at the hull points of one label family."""
-        u = pts.A + f0[:, None]
-        u *= family.sigma[:, None]
+    def _loss_table(self, f0: np.ndarray, pts: HullPoints, family, samples: Optional[np.ndarray] = None) -> np.ndarray:
+        """``L(sigma (f0 + A) - shift)`` at the hull points of one label family (of the samples ``samples``)."""
+        pick = (lambda a: a) if samples is None else (lambda a: a[samples])
+        u = pts.A + pick(f0)[:, None]
+        u *= pick(family.sigma)[:, None]
         if np.any(family.shift):
-            u -= family.shift[:, None]
+            u -= pick(family.shift)[:, None]
         return self.inst.loss.value(u)
 
     def loss_tables(self, f0: np.ndarray, pts: HullPoints) -> list:
@@ -247,12 +271,71 @@ class HullOracle(SeparationOracle):
         coef = np.asarray(coef, dtype=float)
         s = np.asarray(s, dtype=float)
         f0 = self.inst.scores(intercept, coef)
+        if near_margin <= 0 and self._screens(float(lam)):
+            return self._screened_separation(f0, coef, float(lam), s)
         pts = self.points(coef)
         losses = self.loss_tables(f0, pts) if near_margin > 0 else None     # once for both passes
         sep = self.rows_at(f0, pts, float(lam), s, losses)
         if near_margin > 0:
             sep.near = self._near(f0, pts, float(lam), s, sep, near_margin, near_limit, losses)
         return sep
+
+    def _screens(self, lam: float) -> bool:
+        """Whether :meth:`separate` first settles the samples whose nominal row is provably their maximum
+        (:meth:`_screened_separation`): the mismatch cost, ``lambda > 0``, a plain (not adversarial) loss."""
+        loss = self.inst.loss
+        return self._budgets is None and self.mutable.size > 0 and lam > 0 and not hasattr(loss, "at")
+
+    def _screened_separation(self, f0: np.ndarray, coef: np.ndarray, lam: float, s: np.ndarray) -> Separation:
+        """:meth:`separate` (``near_margin = 0``) with the samples whose nominal row is a maximum settled without
+        their hull points.
+
+        Per sample and label family let ``u0 = sigma f0 - shift`` (the nominal argument) and ``phi(t) = L(u0 + t) -
+        L(u0)``, convex with ``phi(0) = 0``.  A configuration changing the features ``S`` moves the argument by ``t =
+        sigma sum_{l in S} a_l``, with ``sigma a_l <= P_l = max(0, sigma g+_l, sigma g-_l)`` (the largest rise of
+        feature ``l``), so for ``t >= 0``: ``t <= G = sum_l P_l`` and, by Hölder with ``delta_l = b_l^(1/p)``, ``t <=
+        sum_{l in S} (P_l / delta_l) delta_l <= R D`` with ``R = ||P / delta||_{p*}`` (``max_l P_l / delta_l`` for ``p
+        = 1``) and ``D = (sum_{l in S} delta_l^p)^(1/p)`` the configuration's distance.  Hence its value above the
+        nominal one is ``phi(t) - lambda D <= phi(t) - lambda t / R``, convex in ``t`` on ``[0, G]``: at most
+        ``max(0, phi(G) - lambda G / R)``; the same with the largest falls ``M_l`` for ``t <= 0``.  When both ends are
+        ``<= 0`` the nominal row is the family's maximum (exact for any convex loss and ``lambda > 0``).  A sample
+        settled in every family takes the best family's nominal row (the first in family order on a tie, as
+        :func:`.base.maxima_of_candidates`); the others get the full hull computation.  At the optimum of synthetic
+        10 + 10 (10,000 rows, radius 0.1) 95 % of the samples have their nominal row as maximum and the test settles
+        69 %; on 60 categorical features, 96 % and 32 %."""
+        inst = self.inst
+        N = self.n_samples
+        alternatives = self._alternatives(coef)
+        up, _, down, _ = alternatives
+        delta = self.b ** (1.0 / self.p)
+        dual = np.inf if self.p == 1 else self.p / (self.p - 1.0)
+        rise = (np.maximum(up, 0.0), np.maximum(-down, 0.0))           # the largest rise / fall of the score
+        ends = [(part.sum(axis=1), np.linalg.norm(part / delta, ord=dual, axis=1)) for part in rise]
+        loss = inst.loss
+        settled = np.ones(N, dtype=bool)
+        nominal = np.full(N, -np.inf)
+        flip = np.zeros(N, dtype=bool)
+        for family in inst.label_families():
+            u0 = family.sigma * f0 - family.shift
+            at_nominal = np.asarray(loss.value(u0), dtype=float)
+            settled &= nominal_is_maximum(loss, u0, at_nominal, family.sigma, ends, lam)
+            value = at_nominal - lam * family.extra_cost
+            better = value > nominal
+            nominal = np.where(better, value, nominal)
+            flip = np.where(better, family.flip, flip)
+        violation = nominal - s
+        Z = self.Z.copy()
+        distance = np.zeros(N)
+        active = np.flatnonzero(~settled)
+        if active.size:
+            part = tuple(a[active] for a in alternatives)
+            pts = self.points(coef, active, part)
+            v, k, _, f = maxima_of_candidates(active.size, self.candidates(f0, pts, lam, s, None, active))
+            local = np.arange(active.size)
+            Z[np.ix_(active, self.mutable)] = pts.levels_at(local, k)
+            distance[active] = pts.D[local, k]
+            violation[active], flip[active] = v, f
+        return one_row_per_sample(inst, Z, distance, flip, violation)
 
     def _near(self, f0, pts: HullPoints, lam: float, s, sep: Separation, margin: float, limit: int, losses):
         """The hull points within ``margin`` of each sample's maximum, its maximizer left out: exact rows."""
