@@ -306,11 +306,17 @@ class HullOracle(SeparationOracle):
         inst = self.inst
         N = self.n_samples
         alternatives = self._alternatives(coef)
-        up, _, down, _ = alternatives
         delta = self.b ** (1.0 / self.p)
         dual = np.inf if self.p == 1 else self.p / (self.p - 1.0)
-        rise = (np.maximum(up, 0.0), np.maximum(-down, 0.0))           # the largest rise / fall of the score
-        ends = [(part.sum(axis=1), np.linalg.norm(part / delta, ord=dual, axis=1)) for part in rise]
+        ends = []
+        work = np.empty_like(alternatives[0])          # one (N, m) buffer: peak memory at N = 1,000,000
+        for table, sign in ((alternatives[0], 1.0), (alternatives[2], -1.0)):     # the score's largest rise, fall
+            np.multiply(table, sign, out=work)
+            np.maximum(work, 0.0, out=work)
+            G = work.sum(axis=1)
+            work /= delta
+            ends.append((G, work.max(axis=1) if dual == np.inf else np.linalg.norm(work, ord=dual, axis=1)))
+        del work
         loss = inst.loss
         settled = np.ones(N, dtype=bool)
         nominal = np.full(N, -np.inf)
@@ -327,8 +333,9 @@ class HullOracle(SeparationOracle):
         Z = self.Z.copy()
         distance = np.zeros(N)
         active = np.flatnonzero(~settled)
+        part = tuple(a[active] for a in alternatives) if active.size else None
+        del alternatives
         if active.size:
-            part = tuple(a[active] for a in alternatives)
             pts = self.points(coef, active, part)
             v, k, _, f = maxima_of_candidates(active.size, self.candidates(f0, pts, lam, s, None, active))
             local = np.arange(active.size)
