@@ -67,16 +67,21 @@ def test_a_hull_without_its_falling_chain_is_caught(monkeypatch):
         pts.A[:, m + 1:], pts.B[:, m + 1:] = 0.0, 0.0         # every falling point replaced by the nominal row
         return pts
     monkeypatch.setattr(hull_module.HullOracle, "points", rising_only)
-    rng = np.random.default_rng(0)
     inst = _instance(1, "classification", dk.losses.Logistic(), 1.0, WEIGHTS[1], np.inf)
+    assert _largest_shortfall(inst, np.random.default_rng(0), 20, (0.0, 1.0)) > 1e-3
+
+
+def _largest_shortfall(inst, rng, queries: int, lam_range) -> float:
+    """The largest amount by which the hull oracle's maxima fall below enumeration's over random queries (``s = 0``,
+    ``lambda`` uniform in ``lam_range``): a mutation must make it positive."""
     hull, brute = HullOracle(inst), EnumerationOracle(inst)
     worst = 0.0
-    for _ in range(20):
+    for _ in range(queries):
         b0, coef = rng.normal(), rng.normal(size=inst.schema.n_encoded)
-        lam, s = rng.uniform(0, 1), np.zeros(inst.n_samples)
+        lam, s = rng.uniform(*lam_range), np.zeros(inst.n_samples)
         worst = max(worst, float(np.max(brute.separate(b0, coef, lam, s).violation
                                         - hull.separate(b0, coef, lam, s).violation)))
-    assert worst > 1e-3
+    return worst
 
 
 @pytest.mark.parametrize("task", ["classification", "regression"])
@@ -115,15 +120,7 @@ def test_a_screening_blind_to_the_loss_is_caught(monkeypatch):
     import drokit.oracles.hull as hull_module
     inst = _instance(2, "classification", dk.losses.Logistic(), 1.0, WEIGHTS[1], np.inf, N=40)
     monkeypatch.setattr(hull_module, "nominal_is_maximum", lambda loss, u0, *rest: np.ones(u0.shape, dtype=bool))
-    hull, brute = HullOracle(inst), EnumerationOracle(inst)
-    rng = np.random.default_rng(1)
-    worst = 0.0
-    for _ in range(10):
-        b0, coef = rng.normal(), rng.normal(size=inst.schema.n_encoded)
-        lam, s = rng.uniform(0.2, 1.0), np.zeros(inst.n_samples)
-        worst = max(worst, float(np.max(brute.separate(b0, coef, lam, s).violation
-                                        - hull.separate(b0, coef, lam, s).violation)))
-    assert worst > 1e-3
+    assert _largest_shortfall(inst, np.random.default_rng(1), 10, (0.2, 1.0)) > 1e-3
 
 
 @pytest.mark.parametrize("task", ["classification", "regression"])
