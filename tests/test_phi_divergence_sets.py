@@ -168,8 +168,9 @@ def test_separable_data_under_a_reweighting_set_get_a_clear_error():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(60, 3))
     y = (X[:, 0] > 0).astype(int)
-    with pytest.raises(dk.SolverError, match="separable"):
+    with pytest.raises(dk.SolverError, match="separable") as raised:
         dk.DROClassifier(ambiguity=dk.KLBall(radius=0.1)).fit(X, y)
+    assert str(raised.value).startswith("kl divergence set fit not certified")     # the set it names is the user's
 
 
 def test_beyond_the_candidate_limit_the_tied_samples_alone_choose_the_dual_point(monkeypatch):

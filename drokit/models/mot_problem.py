@@ -242,7 +242,8 @@ class CompiledMOT(CompiledBound):
                        "theta1": self.bound.theta1, "theta2": self.bound.theta2,
                        "divergence": self.bound.divergence.name})
         if not certified:
-            message = (f"MOT-DRO fit not certified ({stop}): optimum in [{lower:.9g}, {upper:.9g}]")
+            what = "MOT-DRO" if np.isfinite(self.bound.theta1) else f"{self.bound.divergence.name} divergence set"
+            message = (f"{what} fit not certified ({stop}): optimum in [{lower:.9g}, {upper:.9g}]")
             if on_inaccurate != "warn":
                 raise SolverError(message + "; pass on_inaccurate='warn' to accept it", status="optimal_inaccurate",
                                   solver=solver, result=result)
