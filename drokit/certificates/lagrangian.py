@@ -316,13 +316,23 @@ def _budget_target(inst: DROInstance, g_L: np.ndarray, limited: np.ndarray, S_c:
     """The norm-priced columns' sums ``g_L`` scaled so that the budget holds, ``S_c + N(Gamma g_L) / lip = eps (1 -
     1e-12)`` (``N`` the ground norm over the numerical columns); ``None`` when the transport cost alone overspends
     or ``g_L`` is 0."""
-    offset = 1 if inst.fit_intercept else 0
-    gamma = np.asarray(inst.metric.gamma, dtype=float)[limited - offset]
-    size = float(inst.metric.numerical.value(gamma * g_L, limited - offset))
+    size = priced_norm(inst, limited)(g_L)
     left = lip * (float(inst.radius) * (1.0 - 1e-12) - S_c)
     if not (size > 0 and left > 0):
         return None
     return g_L * min(1.0, left / size)
+
+
+def priced_norm(inst: DROInstance, limited: np.ndarray):
+    """``h -> N(Gamma h)``: the ground norm ``N`` of the numerical columns, weighted by ``gamma``, at sums ``h`` of the
+    norm-priced columns ``limited`` (positions in ``theta``; 0 when there are none)."""
+    offset = 1 if inst.fit_intercept else 0
+    gamma = np.asarray(inst.metric.gamma, dtype=float)[limited - offset]
+    numerical, columns = inst.metric.numerical, limited - offset
+
+    def weighted(h: np.ndarray) -> float:
+        return float(numerical.value(gamma * h, columns)) if limited.size else 0.0
+    return weighted
 
 
 def attacked_free_columns(inst: DROInstance, exact: np.ndarray) -> np.ndarray:
@@ -387,9 +397,7 @@ def _budget_bound(inst: DROInstance, rows, mass, slopes, residual, value, g, pri
     numerical, columns = inst.metric.numerical, limited - offset
     p_norm = numerical.lp_exponent                  # None: a user norm, priced through the protocol
     g_L = g[limited]
-
-    def weighted(h: np.ndarray) -> float:           # N(Gamma h) over the norm-priced columns
-        return float(numerical.value(gamma * h, columns)) if limited.size else 0.0
+    weighted = priced_norm(inst, limited)           # N(Gamma h) over the norm-priced columns
 
     def bound_with(g2: np.ndarray):
         rest = g_L - g2
