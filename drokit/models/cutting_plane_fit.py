@@ -141,19 +141,24 @@ class CuttingPlaneFit:
         if inst.fit_intercept:
             primal["intercept"] = np.array([out.intercept])
         slope = getattr(out, "slope_cuts", None)
-        steps = int(first.newton_steps) + (structured.newton_steps if structured is not None else 0)
-        terms = structured.rows.size if structured is not None else first.working_rows
+        if first is None:               # beyond the critical radius: the constant model and its dual point, no search
+            steps, terms = 0, int(rows.size)
+        else:
+            steps = int(first.newton_steps) + (structured.newton_steps if structured is not None else 0)
+            terms = structured.rows.size if structured is not None else first.working_rows
         n_variables = int(coef.size + 1 + int(inst.fit_intercept) + inst.n_samples)
         if slope is not None:           # the last of them was the LP master: its size, and its simplex iterations too
             steps, terms, n_variables = steps + slope.lp_iterations, slope.lp_rows, slope.lp_columns
-        auxiliary = {"phase_one": {"rounds": first.rounds, "newton_steps": first.newton_steps,
-                                   "oracle_calls": first.oracle_calls, "working_rows": first.working_rows,
-                                   "bound_seconds": first.bound_seconds, "seconds": first.seconds}}
+        auxiliary = {} if first is None else {
+            "phase_one": {"rounds": first.rounds, "newton_steps": first.newton_steps,
+                          "oracle_calls": first.oracle_calls, "working_rows": first.working_rows,
+                          "bound_seconds": first.bound_seconds, "seconds": first.seconds}}
         if structured is not None:
             auxiliary["barrier_master"] = _barrier_record(structured)
         if slope is not None:
             auxiliary["slope_cuts"] = _slope_cut_record(slope)
-        solver = "slope_cuts" if slope is not None else "phase_one" if structured is None else "barrier_master"
+        solver = "slope_cuts" if slope is not None else "constant_model" if first is None and structured is None \
+            else "phase_one" if structured is None else "barrier_master"
         return FitResult(
             objective=upper, status="optimal", solver=solver,
             raw_status="certified" if out.converged else (out.stop_reason or "stopped"), lower_bound=lower,

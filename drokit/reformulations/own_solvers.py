@@ -12,12 +12,14 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+from ..certificates.constant_model import constant_model_bound
 from ..exceptions import ParameterError
 from ..instance import DROInstance
-from ..oracles.enumeration import ConfigurationRows, concat_rows, unique_rows
+from ..oracles.enumeration import ConfigurationRows, concat_rows, enumerate_configurations, unique_rows
 from ..oracles.rows import lambda_floor
 from .cutting_plane_outcome import (SLOPE_CUTS_AUTO_SAMPLES, WIDE_BUDGET_FEATURES, CuttingPlaneOptions,
-                                    CuttingPlaneOutcome, restart_rows, stopped_outcome, with_nominal_rows)
+                                    CuttingPlaneOutcome, restart_rows, sample_major, stopped_outcome,
+                                    with_nominal_rows)
 from .phase_one import phase_one_applies
 from .slope_cuts import slope_cut_search, slope_cuts_apply
 from .slope_search import slope_split_phase_one, use_slope_split
@@ -69,6 +71,28 @@ def _with_point(first, stage):
                                upper_bound=stage.upper_bound)
 
 
+def constant_model_outcome(inst: DROInstance, gap_tol: float, log: Callable[[str], None]) -> Optional[CuttingPlaneOutcome]:
+    """The fit certified at the constant model when the radius is beyond the critical one
+    (:mod:`drokit.certificates.constant_model`: there every configuration row ties and the masters do not close),
+    else ``None``."""
+    import time
+    t0 = time.perf_counter()
+    found = constant_model_bound(inst, gap_tol)
+    if found is None:
+        return None
+    b, upper, bound = found
+    y = np.asarray(inst.y, dtype=float)
+    s = inst.loss.value(y * b)                       # lambda = 0: every sample's maximum is its own loss
+    seconds = time.perf_counter() - t0
+    log(f"constant model: radius {inst.radius:g} is beyond the critical radius; beta = 0, intercept {b:.9g}, "
+        f"upper bound {upper:.9f}, lower bound {bound.value:.9f} (an explicit dual point), {seconds:.3f} s; no master")
+    return CuttingPlaneOutcome(program=None, solution=None, intercept=float(b), coef=np.zeros(inst.schema.n_encoded),
+                               lam=0.0, s=np.asarray(s, dtype=float), lower_bound=float(bound.value),
+                               upper_bound=float(upper), max_violation=0.0, converged=True,
+                               working_rows=sample_major(enumerate_configurations(inst, nominal_only=True)),
+                               phase_one_time=seconds, dual=bound)
+
+
 def run_own_solvers(inst: DROInstance, oracle, options: CuttingPlaneOptions, work: ConfigurationRows, outer: bool,
                     control, log: Callable[[str], None], method_log: Optional[Callable[[str], None]]) -> OwnSolvers:
     """Phase 1, the slope split, the barrier master and the slope cuts, as ``options`` ask and where they apply
@@ -81,6 +105,10 @@ def run_own_solvers(inst: DROInstance, oracle, options: CuttingPlaneOptions, wor
 
     slope = use_slope_cuts(inst, options) and not outer and options.structured_master
     phase_one_time = 0.0
+    if options.phase_one and not outer:
+        constant = constant_model_outcome(inst, options.gap_tol, log)
+        if constant is not None:
+            return _done(constant)
     if options.phase_one and phase_one_applies(inst) and (not outer or options.structured_master):
         # phase 1's Newton model has no attack-shift term (and starts from lambda = 2 lip(L)).  A loss compiled
         # by tangents (a smooth custom loss) needs only its value and derivatives here: phase 1 and the barrier
