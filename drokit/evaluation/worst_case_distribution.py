@@ -65,6 +65,7 @@ from typing import Optional
 
 import numpy as np
 
+from ..dask_inputs import any_dask
 from ..certificates.support import METHODS, WorstCaseSupport, worst_case_support
 from ..exceptions import ParameterError
 from ..instance import DROInstance
@@ -148,7 +149,7 @@ def worst_case_from_instance(inst: DROInstance, intercept: float, coef: np.ndarr
 
 # ============================================================================ the public entry point
 def worst_case(model, X, y, ambiguity=None, *, method: str = "auto", schema=None,
-               loss=None, sample_weight=None) -> WorstCaseResult:
+               loss=None, sample_weight=None, client=None) -> WorstCaseResult:
     """Worst-case risk of a fitted model over a Wasserstein ball around ``(X, y)`` and a worst-case
     distribution that attains it (or approaches it: ``attained=False``).
 
@@ -183,6 +184,12 @@ def worst_case(model, X, y, ambiguity=None, *, method: str = "auto", schema=None
         ``AUTO_ENUMERATION_ROWS`` rows, else the oracle).
     sample_weight : array_like of shape (n_samples,) or None
         Weights of the rows of ``X`` (the ball is around ``sum_n p_n delta_n``); uniform by default.
+    client : dask.distributed.Client or None
+        With Dask collections for ``X`` / ``y`` / ``sample_weight`` (partitioned alike; categorical columns with
+        known categories): the client to run on (default: the current one, else the local scheduler).  The risk is
+        then computed partition by partition and a :class:`~drokit.evaluation.distributed_worst_case.DaskWorstCase`
+        (value, certified lower bound, ``lam``; no atoms) is returned
+        (:mod:`drokit.evaluation.distributed_worst_case`).
 
     Returns
     -------
@@ -192,6 +199,15 @@ def worst_case(model, X, y, ambiguity=None, *, method: str = "auto", schema=None
     """
     if method not in METHODS:
         raise ParameterError(f"method must be one of {list(METHODS)}, got {method!r}")
+    if any_dask(X, y, sample_weight):
+        if method == "enumeration":
+            raise ParameterError("method='enumeration' lists every configuration row in one process; Dask inputs "
+                                 "are evaluated by the oracle, partition by partition (method='auto' or 'oracle')")
+        from .distributed_worst_case import worst_case_dask
+        return worst_case_dask(model, X, y, ambiguity, schema=schema, loss=loss, sample_weight=sample_weight,
+                               client=client)
+    if client is not None:
+        raise ParameterError("client is for Dask collections; X, y and sample_weight here are in memory")
     from ..models.binding import bind_fitted_model
     inst, intercept, coef, classes, moment = bind_fitted_model(model, X, y, ambiguity, schema=schema, loss=loss,
                                                                sample_weight=sample_weight, where="worst_case")

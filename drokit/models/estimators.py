@@ -26,6 +26,7 @@ from ..params import (Boolean, Check, MappingOrNone, OneOf, PositiveInteger, Rea
                       nested_params, validate_parameters)
 from .problem import ON_INACCURATE, Problem
 from ..validation import as_1d, check_array_2d, check_features, class_labels, encode_binary_labels
+from ..dask_inputs import any_dask, is_dask_collection, map_rows
 
 HANDLE_UNKNOWN = ("error", "ignore")
 
@@ -167,8 +168,20 @@ class DROLinearModel(BaseEstimator):
         """``coef_`` and ``intercept_`` (and ``classes_``) from a fit's result."""
         raise NotImplementedError
 
+    def _on_partitions(self, X, method: str, n_outputs: int, dtype=float):
+        """``getattr(self, method)`` on every partition of a Dask ``X``: a Dask array (:func:`drokit.dask_inputs.map_rows`;
+        the model is a few numbers, so the data stay where they are)."""
+        check_is_fitted(self, "result_")
+        return map_rows(X, getattr(self, method), n_outputs, dtype)
+
+    def _n_scores(self) -> int:
+        """Columns of ``decision_function``: 0 (one score) for binary and regression models, else one per class."""
+        return 0 if np.ndim(self.result_.coef) < 2 else int(np.shape(self.result_.coef)[0])
+
     def _decision(self, X) -> np.ndarray:
         check_is_fitted(self, "result_")
+        if is_dask_collection(X):
+            return self._on_partitions(X, "_decision", self._n_scores())
         if self.handle_unknown not in HANDLE_UNKNOWN:
             raise ParameterError(f"handle_unknown must be one of {HANDLE_UNKNOWN}, got {self.handle_unknown!r}")
         data = check_features(X, self.schema_, owner=type(self).__name__, handle_unknown=self.handle_unknown)
@@ -190,6 +203,14 @@ class DROLinearModel(BaseEstimator):
         tags.input_tags.string = True
         tags.input_tags.allow_nan = False
         return tags
+
+
+def _refuse_dask_fit(X, y, sample_weight, owner: str) -> None:
+    """Fits on Dask collections are not available yet (issue 25): say so, rather than compute them implicitly."""
+    if any_dask(X, y, sample_weight):
+        raise ParameterError(f"{owner}.fit does not take Dask collections yet: fit on an in-memory sample or "
+                             f"X.compute() (pandas / numpy); predict, predict_proba, decision_function and "
+                             f"dk.worst_case do take Dask inputs and run partition by partition")
 
 
 class DROClassifier(ClassifierMixin, DROLinearModel):
@@ -300,6 +321,7 @@ class DROClassifier(ClassifierMixin, DROLinearModel):
         """Fit the model; returns ``self``.  ``sample_weight``: nonnegative weights of the samples (the
         nominal distribution ``P_N = sum_n p_n delta_n``, ``p = w / sum(w)``; the ball is around it).  With three
         or more classes and the logistic loss, the multinomial model (:mod:`drokit.models.multinomial`)."""
+        _refuse_dask_fit(X, y, sample_weight, type(self).__name__)
         X = check_array_2d(X)
         y = as_1d(y, X.shape[0])  # once, so that a column vector warns once
         classes = class_labels(y, X.shape[0])
@@ -344,6 +366,9 @@ class DROClassifier(ClassifierMixin, DROLinearModel):
         return self._decision(X)
 
     def predict(self, X) -> np.ndarray:
+        if is_dask_collection(X):            # a Dask array of labels, one chunk per partition
+            check_is_fitted(self, "result_")
+            return self._on_partitions(X, "predict", 0, np.asarray(self.classes_).dtype)
         scores = self.decision_function(X)   # first: raises NotFittedError before fit
         if scores.ndim == 2:
             return self.classes_[np.argmax(scores, axis=1)]
@@ -364,6 +389,8 @@ class DROClassifier(ClassifierMixin, DROLinearModel):
     def predict_proba(self, X) -> np.ndarray:
         """Class probabilities ``[1 - sigma(f), sigma(f)]`` (logistic loss only); with three or more classes
         ``softmax_k(b_k + w_k^T encode(x))``."""
+        if is_dask_collection(X):
+            return self._on_partitions(X, "predict_proba", len(self.classes_))
         scores = self.decision_function(X)
         if scores.ndim == 2:
             return softmax(scores, axis=1)
@@ -373,6 +400,8 @@ class DROClassifier(ClassifierMixin, DROLinearModel):
     @_probabilistic
     def predict_log_proba(self, X) -> np.ndarray:
         """``log(predict_proba(X))`` (logistic loss only)."""
+        if is_dask_collection(X):
+            return self._on_partitions(X, "predict_log_proba", len(self.classes_))
         return np.log(self.predict_proba(X))
 
     def __sklearn_tags__(self):
@@ -404,6 +433,7 @@ class DRORegressor(RegressorMixin, DROLinearModel):
 
     def fit(self, X, y, sample_weight=None):
         """Fit the model; returns ``self``.  ``sample_weight`` as :meth:`DROClassifier.fit`."""
+        _refuse_dask_fit(X, y, sample_weight, type(self).__name__)
         self._fit(X, y, sample_weight)
         return self
 
