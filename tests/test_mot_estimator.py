@@ -160,17 +160,21 @@ def test_the_kl_ball_is_the_familiar_closed_form():
     assert chi2.result_.status == "optimal" and chi2.result_.iterations == 1     # no move: one program
 
 
-def test_progress_lines_and_the_solver_record():
-    """verbose=2 logs each round; result_.attempts records every master solve."""
+@pytest.mark.parametrize("search", ["auto", "none"])
+def test_progress_lines_and_the_solver_record(search):
+    """verbose=2 logs each round (MOT phase 1's solves and the slope-cut masters by default, the masters over
+    configuration rows with ``search="none"``); result_.attempts records every master solve."""
     import contextlib
     import io
     X_num, Z, y = bf.random_instance(5, 60, 1, LEVELS, "classification")
     err = io.StringIO()
     with contextlib.redirect_stderr(err):
         model = dk.DROClassifier(ambiguity=dk.OTMoment(_metric(1.5), radius=0.1, exponent=1), verbose=2,
-                                 max_configurations=1).fit(_frame(X_num, Z), y)
-    assert "mot round 1:" in err.getvalue()
+                                 max_configurations=1, method_options={"search": search}).fit(_frame(X_num, Z), y)
+    lines = ("mot phase 1 solve", "mot slope cuts   1:") if search == "auto" else ("mot round 1:",)
+    assert all(line in err.getvalue() for line in lines)
     assert len(model.result_.attempts) >= model.result_.iterations >= 2
+    assert ("mot_slope_cuts" in model.result_.auxiliary) == (search == "auto")
 
 
 

@@ -25,7 +25,7 @@ The result's ``objective`` is the upper bound (the returned model's exact worst-
 from __future__ import annotations
 
 import time
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, NamedTuple, Optional
 
 import numpy as np
 
@@ -41,6 +41,8 @@ from ..oracles import make_oracle
 from ..oracles.enumeration import count_configuration_rows, enumerate_configurations
 from ..oracles.rows import concat_rows, take_rows, unique_rows
 from ..methods.mot import mot_program
+from ..reformulations.mot_phase_one import mot_phase_one, mot_phase_one_applies
+from ..reformulations.mot_slope_cuts import mot_slope_cut_search, mot_slope_cuts_apply
 from .compiled_bound import CompiledBound
 from .result import FitResult
 
@@ -61,6 +63,18 @@ SEPARABLE_RISK = 1e-4
 #: a row joins the master when the oracle's value exceeds the master's ``s_n`` by more than this (relative to
 #: ``max(|objective|, 1e-2)``)
 VIOLATION_TOL = 1e-9
+#: masters in a row that the back-end leaves inaccurate (each a trial point) before the plane stops
+MAX_INACCURATE = 3
+#: ``method_options["search"]``: phase 1 then the slope cuts where they apply, phase 1 only, neither
+SEARCHES = ("auto", "phase_one", "none")
+
+
+class MOTStart(NamedTuple):
+    """A start for the slope cuts without phase 1: ``beta = (intercept, coef)`` and the rows' multiplier ``mu``."""
+
+    intercept: float
+    coef: np.ndarray
+    mu: float
 
 
 class CompiledMOT(CompiledBound):
@@ -71,18 +85,23 @@ class CompiledMOT(CompiledBound):
                            on_inaccurate: str = "raise", verbose: Any = False,
                            method_options: Optional[Mapping[str, Any]] = None,
                            time_limit: Optional[float] = None) -> FitResult:
-        """Fit by the cutting plane of the module docstring.  ``method_options``: ``gap_tol`` (default
-        :data:`GAP_TOL`), ``max_rounds`` (:data:`MAX_ROUNDS`).  An uncertified fit (rounds exhausted, a time limit, a
-        master the back-end could not solve to optimality) raises :class:`~drokit.SolverError` with the best model
-        in ``error.result``, or with ``on_inaccurate="warn"`` returns it (status ``"optimal_inaccurate"``)."""
+        """Fit by the searches and the cutting plane of the module docstring.  ``method_options``: ``gap_tol``
+        (default :data:`GAP_TOL`), ``max_rounds`` (:data:`MAX_ROUNDS`), ``search`` (:data:`SEARCHES`: ``"auto"``,
+        the default, runs MOT phase 1 and the slope cuts where they apply; ``"phase_one"`` phase 1 only; ``"none"``
+        the masters over configuration rows from the nominal rows alone).  An uncertified fit (rounds exhausted, a
+        time limit, masters the back-end could not solve) raises :class:`~drokit.SolverError` with the best model in
+        ``error.result``, or with ``on_inaccurate="warn"`` returns it (status ``"optimal_inaccurate"``)."""
         from ..run_control import RunControl
         from ..solvers import get_backend
-        from ..solvers.base import OPTIMAL, solve_with_retries
+        from ..solvers.base import OPTIMAL, OPTIMAL_INACCURATE, solve_with_retries
         opts = dict(method_options or {})
         gap_tol = float(opts.pop("gap_tol", GAP_TOL))
         max_rounds = int(opts.pop("max_rounds", MAX_ROUNDS))
+        search = str(opts.pop("search", "auto"))
         if opts:
-            raise ParameterError(f"invalid mot option(s) {sorted(opts)}; valid: gap_tol, max_rounds")
+            raise ParameterError(f"invalid mot option(s) {sorted(opts)}; valid: gap_tol, max_rounds, search")
+        if search not in SEARCHES:
+            raise ParameterError(f"mot option search must be one of {SEARCHES}, got {search!r}")
         control = RunControl(time_limit, verbose)
         solver = "clarabel" if solver == "auto" else solver
         backend = get_backend(solver)
@@ -93,18 +112,32 @@ class CompiledMOT(CompiledBound):
         best, lower, history, stop, certificate = None, -np.inf, [], None, None
         t0 = time.perf_counter()
         eval_time = 0.0
-        for round_ in range(1, max_rounds + 1):
-            program = self.compiled.program if round_ == 1 else mot_program(b, rows)
+        program, searched, auxiliary = None, False, {}
+        if search != "none" and oracle is not None and count_configuration_rows(inst) > rows.size:
+            found = self._search(oracle, backend, options, control, gap_tol, search, auxiliary)
+            if found is not None:
+                best, certificate, seed, program, history = found
+                searched = True
+                rows = unique_rows(concat_rows([rows, seed]))
+        done = best is not None and _closes(certificate, best[0], gap_tol)
+        inaccurate = 0
+        round_ = 0
+        for round_ in range(1, 0 if done else max_rounds + 1):
+            program = self.compiled.program if round_ == 1 and not searched else mot_program(b, rows)
             solution = solve_with_retries(backend, program, options, verbose=control.solver_verbose,
                                           control=control, stage=f"master {round_}")
-            if solution.status != OPTIMAL:
+            usable = solution.status == OPTIMAL_INACCURATE and solution.x is not None
+            if solution.status != OPTIMAL and not usable:
                 stop = f"master {round_} ended {solution.status} ({solution.raw_status})"
                 break
+            # an inaccurate master's point is still a trial point (its exact risk is an upper bound), never a bound
+            inaccurate = inaccurate + 1 if usable else 0
             t_eval = time.perf_counter()
             intercept, coef, lam, s, worst = self._model(program, solution, oracle)
             tight = backend.accuracy_options(1e-10) if not options else None
             early = None
-            if tight and float(solution.dual_objective) > worst.value + SOLVER_BOUND_RTOL * gap_scale(worst.value):
+            if not usable and tight and \
+                    float(solution.dual_objective) > worst.value + SOLVER_BOUND_RTOL * gap_scale(worst.value):
                 # the master's dual objective above the exact worst-case risk of its own model: not a bound at the
                 # solver's default accuracy (LAD with numerical moves, 1,000 x 10: 3.8e-6 above).  The explicit dual
                 # point at the model may certify it (the tied samples' restricted dual: milliseconds); else once more
@@ -117,17 +150,24 @@ class CompiledMOT(CompiledBound):
                     if again.status == OPTIMAL:
                         solution = again
                         intercept, coef, lam, s, worst = self._model(program, solution, oracle)
-            lower = max(lower, min(float(solution.primal_objective), float(solution.dual_objective)))
+            if not usable:
+                lower = max(lower, min(float(solution.primal_objective), float(solution.dual_objective)))
             eval_time += time.perf_counter() - t_eval
             if best is None or worst.value < best[0]:
                 best = (worst.value, intercept, coef, worst, s)
-            certificate = early if early is not None else certificate     # a bound on the optimum: any model's
+            if early is not None and (certificate is None or early.value > certificate.value):
+                certificate = early            # a bound on the optimum: any model's
             upper = best[0]
-            history.append({"round": round_, "rows": int(rows.size), "lower": lower, "upper": upper})
-            control.log(f"mot round {round_}: rows {rows.size:,} lower {lower:.9f} upper {upper:.9f}")
+            history.append({"round": round_, "rows": int(rows.size), "lower": lower, "upper": upper,
+                            **({"inaccurate": True} if usable else {})})
+            control.log(f"mot round {round_}: rows {rows.size:,} lower {lower:.9f} upper {upper:.9f}"
+                        + (f" ({solution.raw_status}: a trial point only)" if usable else ""))
             control.progress("MOT-DRO cutting plane", f"round {round_}, {rows.size:,} rows, relative gap "
                                                       f"{(upper - lower) / gap_scale(upper):.1e}")
             if upper - lower <= gap_tol * gap_scale(upper) or _closes(certificate, upper, gap_tol):
+                break
+            if inaccurate >= MAX_INACCURATE:
+                stop = f"masters {round_ - inaccurate + 1}-{round_} ended {solution.status} ({solution.raw_status})"
                 break
             if oracle is None or control.should_stop():
                 stop = "time limit reached" if control.should_stop() else "the master holds every row"
@@ -141,19 +181,79 @@ class CompiledMOT(CompiledBound):
                 break
             rows = concat_rows([rows, new])
         else:
-            stop = f"{max_rounds} rounds"
+            if not done:
+                stop = f"{max_rounds} rounds"
         self.program = program
         t_bound = time.perf_counter()
         if best is not None and _closes(certificate, best[0], gap_tol):
             bound = certificate                 # the explicit dual point that certified a model of the plane
         else:
             bound = self._lagrangian(best, oracle, rows, gap_tol) if best is not None else None
+            if certificate is not None and (bound is None or certificate.value > bound.value):
+                bound = certificate
         eval_time += time.perf_counter() - t_bound
         result = self._result(best, lower, bound, history, stop, gap_tol, on_inaccurate, solver, program, rows,
-                              time.perf_counter() - t0, eval_time, control)
+                              time.perf_counter() - t0, eval_time, control, auxiliary)
         control.finish(f"{result.status} in {control.elapsed():.1f} s: objective {result.objective:.9g}, "
                        f"relative gap {result.relative_gap:.1e} ({solver})")
         return result
+
+    def _search(self, oracle, backend, options, control, gap_tol: float, search: str, auxiliary: dict):
+        """MOT phase 1 (:mod:`drokit.reformulations.mot_phase_one`) and the slope-cut masters
+        (:mod:`drokit.reformulations.mot_slope_cuts`) where they apply (module docstring, 1. and 2.): ``(best, bound,
+        rows, program, history)`` -- the best model as the cutting plane keeps it (its exact worst case), the
+        certificate's :class:`~drokit.certificates.lagrangian.LowerBound` (or None), the rows that seed the masters
+        over configuration rows, the last conic program solved and the slope cuts' rounds -- or None when neither
+        applies.  Their records go to ``auxiliary``."""
+        b, inst = self.bound, self.instance
+        settings = dict(rho=b.radius, theta1=b.theta1, theta2=b.theta2)
+        start, seed, program, history = None, None, None, []
+        if mot_phase_one_applies(inst, b.theta1, b.theta2, b.divergence):
+            first = mot_phase_one(inst, oracle, **settings, log=control.log, control=control)
+            start, seed = first, first.bundle
+            auxiliary["mot_phase_one"] = {"rounds": first.rounds, "newton_steps": first.newton_steps,
+                                          "converged": first.converged, "upper_bound": first.upper_bound,
+                                          "rows": int(first.working.size), "bundle": int(first.bundle.size),
+                                          "seconds": first.seconds}
+            control.log(f"mot phase 1: {first.rounds} solves, {first.newton_steps} Newton steps, "
+                        f"{first.seconds:.2f} s; its point's value {first.upper_bound:.9f}")
+        applies, why = mot_slope_cuts_apply(inst, b.divergence, b.theta1, b.theta2)
+        slope = None
+        if search == "auto" and applies and not control.should_stop():
+            if start is None:                       # from beta = 0 (chi-square: no phase 1)
+                start = MOTStart(0.0, np.zeros(inst.schema.n_encoded), 2.0 * float(inst.loss.lipschitz))
+            slope = mot_slope_cut_search(inst, oracle, start, **settings, divergence=b.divergence, tol=gap_tol,
+                                         backend=backend, options=options, control=control, log=control.log)
+            program = slope.program
+            auxiliary["mot_slope_cuts"] = {"certified": slope.certified, "rounds": slope.rounds, "cuts": slope.cuts,
+                                           "upper_bound": slope.upper, "lower_bound": slope.lower,
+                                           "stop": slope.stop, "seconds": slope.seconds,
+                                           "master_seconds": slope.master_seconds,
+                                           "certificate_seconds": slope.certificate_seconds}
+            history = [{"round": h["round"], "stage": "slope cuts", "lower": h["lower"], "upper": h["upper"],
+                        "cuts": h["cuts"]} for h in slope.history]
+            control.log(f"mot slope cuts: {'certified' if slope.certified else slope.stop} after {slope.rounds} "
+                        f"masters, {slope.cuts:,} cuts, {slope.seconds:.2f} s; upper {slope.upper:.9f} lower "
+                        f"{slope.lower:.9f}")
+        elif search == "auto":
+            auxiliary["mot_slope_cuts"] = {"applies": False, "why": why}
+        if start is None:
+            return None
+        best = None
+        for point in (slope, start):
+            if point is None:
+                continue
+            coef = np.array(point.coef, dtype=float)
+            coef[inst.fixed_zero] = 0.0
+            worst = mot_worst_case(inst, oracle, float(point.intercept), coef, rho=b.radius, theta1=b.theta1,
+                                   theta2=b.theta2, divergence=b.divergence)
+            if best is None or worst.value < best[0]:
+                best = (worst.value, float(point.intercept), coef, worst, np.asarray(worst.S, dtype=float))
+            if point is slope and slope.certified:
+                break                              # the slope cuts' point is the one certified
+        bound = slope.bound if slope is not None else None
+        rows = unique_rows(concat_rows([r for r in (seed, best[3].rows) if r is not None]))
+        return best, bound, rows, program, history
 
     def solve(self, *args, **kwargs) -> FitResult:
         """Fit by the cutting plane (:meth:`fit_in_coordinates`); with a matrix numerical cost (the data bound in
@@ -199,7 +299,7 @@ class CompiledMOT(CompiledBound):
                                          pool=pool, **options)
 
     def _result(self, best, lower, bound, history, stop, gap_tol, on_inaccurate, solver, program, rows, seconds,
-                eval_time, control) -> FitResult:
+                eval_time, control, extra=None) -> FitResult:
         if best is None:
             raise SolverError(f"MOT-DRO: {stop}; no model to return", status="solver_error", solver=solver)
         upper, intercept, coef, worst, s = best
@@ -234,13 +334,14 @@ class CompiledMOT(CompiledBound):
             lower_bound=float(lower), upper_bound=float(upper), intercept=float(intercept),
             coef=np.asarray(coef, dtype=float), lambda_=float(worst.lam), s=np.asarray(s, dtype=float),
             compile_time=self.compile_time, solve_time=seconds - eval_time, evaluation_time=eval_time,
-            iterations=len(history), n_variables=program.n_variables, n_constraints=program.n_constraints,
-            cones=program.cone_counts(), n_configuration_rows=int(rows.size),
+            iterations=len(history), n_variables=program.n_variables if program is not None else 0,
+            n_constraints=program.n_constraints if program is not None else 0,
+            cones=program.cone_counts() if program is not None else {}, n_configuration_rows=int(rows.size),
             n_enumeration_rows=int(rows.size), history=history, stop_reason=None if certified else stop,
             attempts=list(control.attempts),
             auxiliary={"lower_bound": how, "alpha": float(worst.alpha), "weights": np.asarray(worst.weight),
                        "theta1": self.bound.theta1, "theta2": self.bound.theta2,
-                       "divergence": self.bound.divergence.name})
+                       "divergence": self.bound.divergence.name, **(extra or {})})
         if not certified:
             what = "MOT-DRO" if np.isfinite(self.bound.theta1) else f"{self.bound.divergence.name} divergence set"
             message = (f"{what} fit not certified ({stop}): optimum in [{lower:.9g}, {upper:.9g}]")
