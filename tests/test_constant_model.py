@@ -95,3 +95,19 @@ def test_not_applied_where_it_does_not_hold():
     assert critical_point(inst) is None
     inst = dk.Problem(loss="hinge", ambiguity=dk.Wasserstein(_metric(), radius=50.0)).bind(X, y)
     assert critical_point(inst) is None                                       # piecewise-affine: not this argument
+
+
+def test_cv_default_path_stops_beyond_the_critical_radius():
+    from drokit.model_selection.criteria import default_radii
+    from drokit.model_selection.cv_estimators import CRITICAL_CAP
+    X, y = _data(n=60, seed=9)
+    metric = _metric()
+    rc = _r_crit(X, y, metric)
+    uncapped = default_radii(4, X, metric)
+    assert uncapped[-1] > CRITICAL_CAP * rc > uncapped[0]         # the default grid reaches past r_crit here
+    cv = dk.DROClassifierCV(ambiguity=dk.Wasserstein(metric), radii=4, cv=2).fit(X, y)
+    path = np.asarray(cv.path_["radius"], dtype=float)
+    assert path[-1] == pytest.approx(CRITICAL_CAP * rc, rel=1e-9) and path[0] == pytest.approx(uncapped[0])
+    assert int(cv.path_["n_uncertified_fits"].sum()) == 0
+    given = dk.DROClassifierCV(ambiguity=dk.Wasserstein(metric), radii=list(uncapped), cv=2).fit(X, y)
+    np.testing.assert_allclose(np.asarray(given.path_["radius"], dtype=float), uncapped)   # a list is kept

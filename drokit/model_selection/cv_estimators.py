@@ -17,6 +17,7 @@ radius is a divergence budget and the path is ``[1e-3, 1]``.
 
 from __future__ import annotations
 
+from numbers import Integral
 from typing import Optional
 
 import numpy as np
@@ -45,6 +46,10 @@ CV_PARAMETERS = ("radii", "kappas", "cv", "criterion", "scoring", "validation_ra
                  "random_state", "progress", "rwpi_alpha", "rwpi_draws")
 #: the path of a set that only reweights (its radius a divergence budget, no transport unit)
 DIVERGENCE_RADII = (1e-3, 1.0)
+#: the default path stops at this times the training rows' critical radius (:meth:`_DROCV._capped`): the largest radius
+#: is then the constant model for the folds too, whose critical radii vary around the training rows' (credit-approval,
+#: 3 folds: a fold fit at 0.96 r_crit took 200 s, at 0.9 r_crit and above r_crit under 1 s)
+CRITICAL_CAP = 1.5
 
 
 class _DROCV:
@@ -83,6 +88,19 @@ class _DROCV:
             return np.geomspace(lo, hi, int(self.radii)) if int(self.radii) > 1 else np.array([np.sqrt(lo * hi)])
         return default_radii(self.radii, X, params["metric"], categorical_features=self.categorical_features,
                              seed=self._seed())
+
+    def _capped(self, radii: np.ndarray, base, X, y, sample_weight) -> np.ndarray:
+        """The default path (``radii`` an int) capped at ``CRITICAL_CAP`` times the critical radius of the training
+        rows when it applies (:mod:`drokit.certificates.constant_model`): beyond it every fit is the same constant
+        model, and just below it the fits are the slowest of the path (every configuration row nearly ties).  The
+        grid then spans ``[r0 / 100, min(10 r0, CRITICAL_CAP r_crit)]``; a user's list of radii is kept as given."""
+        if not isinstance(self.radii, Integral) or isinstance(self.radii, bool) or radii.size < 2:
+            return radii
+        r_crit = _critical_radius(base, X, y, sample_weight)
+        top = CRITICAL_CAP * r_crit
+        if not np.isfinite(top) or top >= radii[-1] or top <= radii[0]:
+            return radii
+        return np.geomspace(radii[0], top, radii.size)
 
     def _seed(self) -> int:
         return 0 if self.random_state is None else int(self.random_state)
@@ -153,7 +171,7 @@ class _DROCV:
                             f"pandas DataFrame (categorical columns by dtype); got {type(X).__name__}")
         base = self._estimator_class(**self._estimator_params())
         X, y = self._checked_data(base, X, y)
-        radii = self._path(X)
+        radii = self._capped(self._path(X), base, X, y, sample_weight)
         grid = {"radius": [float(r) for r in radii]}
         kappas = self._check_kappas()
         if kappas is not None:
@@ -370,6 +388,24 @@ class DROClassifierCV(_DROCV, DROClassifier):
                  max_configurations=MAX_CONFIGURATIONS, method_options=None, verbose=False, l1_penalty=0.0,
                  l2_penalty=0.0, time_limit=None, warm_start=False):
         self._store_params(locals())
+
+
+def _critical_radius(base, X, y, sample_weight) -> float:
+    """The critical radius of ``base``'s problem on ``(X, y)`` (:func:`drokit.certificates.constant_model.critical_point`;
+    ``inf`` where that construction does not apply or the data cannot be bound here -- the fits then report why)."""
+    from ..certificates.constant_model import critical_point
+    try:
+        problem = base._problem()
+        ambiguity = problem.ambiguity if problem.ambiguity is not None else Wasserstein()
+        problem.ambiguity = clone(ambiguity).set_params(radius=1.0)
+        problem = problem.built(X, y, categorical_features=base.categorical_features, categories=base.categories,
+                                sample_weight=sample_weight)
+        inst = problem.bind(X, y, categorical_features=base.categorical_features, categories=base.categories,
+                            sample_weight=sample_weight)
+        point = critical_point(inst)
+    except Exception:  # noqa: BLE001 -- only the grid's top depends on it; the fits raise their own errors
+        return np.inf
+    return np.inf if point is None else float(point[0])
 
 
 class DRORegressorCV(_DROCV, DRORegressor):
