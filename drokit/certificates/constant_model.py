@@ -94,10 +94,11 @@ def _level_plan(small: np.ndarray, heavy: np.ndarray, units: Optional[np.ndarray
     return res.x.reshape(a, a)
 
 
-def critical_point(inst: DROInstance):
+def critical_point(inst: DROInstance, radius: Optional[float] = None):
     """``(r_crit, rows, mass, slopes, b*)``: the dual point of the module docstring and the radius from which it
     proves the constant model optimal; ``None`` when the construction does not apply (an immutable feature whose
-    classes differ, one class only, another problem class)."""
+    classes differ, one class only, another problem class).  With ``radius`` below ``r_crit`` the rows are not built
+    (``rows = mass = slopes = None``): the check costs a pass over the codes."""
     if not _applies(inst):
         return None
     y = np.asarray(inst.y, dtype=float)
@@ -127,20 +128,17 @@ def critical_point(inst: DROInstance):
         if np.any(moving):
             numeric = abs(k) * float(metric.numerical.distance(diff[moving][None, :], np.zeros((1, int(moving.sum()))),
                                                               gamma[moving]).ravel()[0]) / float(inst.loss.lipschitz)
-    # the categorical features: every lighter-class sample's level distribution per feature
+    # the categorical features: a plan per feature from the lighter class's levels to the heavier class's
     Z = np.asarray(inst.data.Z)
-    light = np.flatnonzero(lighter)
-    cost = np.zeros(N)
-    entries, columns, values = [], [], []
+    light, heavy = np.flatnonzero(lighter), np.flatnonzero(~lighter)
     units_all = getattr(metric, "units", None) if not metric.mismatch_only else None
     delta = np.asarray(metric.delta, dtype=float)
-    first = layout.code_base(lead)                          # feature l, code c > 0 -> column first[l] + c
+    spreads, level_costs = [], []
     transport = 0.0
     for l in range(m):
         levels = int(inst.schema.levels[l])
         P_s = np.bincount(Z[light, l], weights=p[light], minlength=levels) / p_light
-        heavy_idx = np.flatnonzero(~lighter)
-        P_h = np.bincount(Z[heavy_idx, l], weights=p[heavy_idx], minlength=levels) / (1.0 - p_light)
+        P_h = np.bincount(Z[heavy, l], weights=p[heavy], minlength=levels) / (1.0 - p_light)
         units = None if units_all is None else np.asarray(units_all[l], dtype=float)
         if np.allclose(P_s, P_h, rtol=0, atol=1e-15):
             plan = np.diag(P_s)
@@ -153,9 +151,18 @@ def critical_point(inst: DROInstance):
         U = (1.0 - np.eye(levels)) if units is None else units
         level_cost = (0.0 if delta[l] == 0 else delta[l]) * (R * U).sum(axis=1)
         transport += float(P_s @ level_cost)
-        cost[light] += level_cost[Z[light, l]]
-        # expected dummies of the lighter class's samples
+        spreads.append(R)
+        level_costs.append(level_cost)
+    r_crit = p_light * transport + numeric
+    if radius is not None and radius < r_crit * (1.0 + 1e-12):
+        return r_crit, None, None, None, b
+    # the dual point's rows: expected dummies (lighter class spread by the plans, heavier class as it is) and costs
+    first = layout.code_base(lead)                          # feature l, code c > 0 -> column first[l] + c
+    cost = np.zeros(N)
+    entries, columns, values = [], [], []
+    for l, (R, level_cost) in enumerate(zip(spreads, level_costs)):
         codes = Z[light, l]
+        cost[light] += level_cost[codes]
         for a in np.unique(codes):
             who = light[codes == a]
             for b_ in np.flatnonzero(R[a] > 0):
@@ -164,13 +171,11 @@ def critical_point(inst: DROInstance):
                 entries.append(who)
                 columns.append(np.full(who.size, first[l] + b_))
                 values.append(np.full(who.size, R[a, b_]))
-        heavy_who = np.flatnonzero(~lighter)
-        hz = Z[heavy_who, l]
+        hz = Z[heavy, l]
         on = hz > 0
-        entries.append(heavy_who[on])
+        entries.append(heavy[on])
         columns.append(first[l] + hz[on])
         values.append(np.ones(int(on.sum())))
-    r_crit = p_light * transport + numeric
     n_cols = lead + layout.n_encoded - inst.n_numerical
     lead_rows = np.repeat(np.arange(N), lead)
     lead_cols = np.tile(np.arange(lead), N)
@@ -187,12 +192,10 @@ def constant_model_bound(inst: DROInstance, gap_tol: float) -> Optional[tuple]:
     """``(b*, U0, LowerBound)`` when the radius is at least ``r_crit`` and the dual point's bound certifies ``U0`` to
     ``gap_tol`` (relative to ``max(|U0|, 1e-2)``), else ``None`` (module docstring)."""
     from ..gaps import gap_scale
-    point = critical_point(inst)
-    if point is None:
+    point = critical_point(inst, radius=float(inst.radius))
+    if point is None or point[1] is None:
         return None
     r_crit, rows, mass, slopes, b = point
-    if inst.radius < r_crit * (1.0 + 1e-12):
-        return None
     y = np.asarray(inst.y, dtype=float)
     upper = float(inst.p @ inst.loss.value(y * b))
     bound: LowerBound = lagrangian_bound(inst, rows, mass, slopes, coef=np.zeros(inst.schema.n_encoded))
