@@ -105,7 +105,8 @@ def run_own_solvers(inst: DROInstance, oracle, options: CuttingPlaneOptions, wor
 
     slope = use_slope_cuts(inst, options) and not outer and options.structured_master
     phase_one_time = 0.0
-    if options.phase_one and not outer:
+    if options.phase_one and not outer and options.search == "auto" and options.slope_cuts != True:  # noqa: E712
+        # beyond the critical radius (a search or slope cuts the user asked for run as asked)
         constant = constant_model_outcome(inst, options.gap_tol, log)
         if constant is not None:
             return _done(constant)
