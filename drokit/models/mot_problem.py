@@ -63,10 +63,21 @@ SEPARABLE_RISK = 1e-4
 #: a row joins the master when the oracle's value exceeds the master's ``s_n`` by more than this (relative to
 #: ``max(|objective|, 1e-2)``)
 VIOLATION_TOL = 1e-9
+#: masters over configuration rows at most after slope cuts that did not certify
+FALLBACK_ROUNDS = 5
 #: masters in a row that the back-end leaves inaccurate (each a trial point) before the plane stops
 MAX_INACCURATE = 3
-#: ``method_options["search"]``: phase 1 then the slope cuts where they apply, phase 1 only, neither
-SEARCHES = ("auto", "phase_one", "none")
+#: ``search="auto"`` runs the slope cuts (where they apply) on data with at least this many mutable categorical features
+#: and at most :data:`SLOPE_CUTS_SAMPLES` samples (the Wasserstein fits' rule for their LP master): audiology (62
+#: features, 180 rows) needs them; on narrower data phase 1's rows let one or two masters over configuration rows
+#: certify (nursery, 8 features: one master), where the slope cuts take 5-16 conic masters
+SLOPE_CUTS_FEATURES = 30
+#: ... and at most this many samples
+SLOPE_CUTS_SAMPLES = 500
+#: ``method_options["search"]``: ``"auto"`` (phase 1, then the slope cuts on wide data: :data:`SLOPE_CUTS_FEATURES`),
+#: ``"slope_cuts"`` (phase 1, then the slope cuts wherever they apply), ``"phase_one"`` (phase 1, then the masters over
+#: configuration rows), ``"none"`` (the masters over configuration rows from the nominal rows)
+SEARCHES = ("auto", "slope_cuts", "phase_one", "none")
 
 
 class MOTStart(NamedTuple):
@@ -86,9 +97,8 @@ class CompiledMOT(CompiledBound):
                            method_options: Optional[Mapping[str, Any]] = None,
                            time_limit: Optional[float] = None) -> FitResult:
         """Fit by the searches and the cutting plane of the module docstring.  ``method_options``: ``gap_tol``
-        (default :data:`GAP_TOL`), ``max_rounds`` (:data:`MAX_ROUNDS`), ``search`` (:data:`SEARCHES`: ``"auto"``,
-        the default, runs MOT phase 1 and the slope cuts where they apply; ``"phase_one"`` phase 1 only; ``"none"``
-        the masters over configuration rows from the nominal rows alone).  An uncertified fit (rounds exhausted, a
+        (default :data:`GAP_TOL`), ``max_rounds`` (:data:`MAX_ROUNDS`: masters over configuration rows, and slope-cut
+        masters), ``search`` (:data:`SEARCHES`; ``"auto"`` by default).  An uncertified fit (rounds exhausted, a
         time limit, masters the back-end could not solve) raises :class:`~drokit.SolverError` with the best model in
         ``error.result``, or with ``on_inaccurate="warn"`` returns it (status ``"optimal_inaccurate"``)."""
         from ..run_control import RunControl
@@ -114,11 +124,15 @@ class CompiledMOT(CompiledBound):
         eval_time = 0.0
         program, searched, auxiliary = None, False, {}
         if search != "none" and oracle is not None and count_configuration_rows(inst) > rows.size:
-            found = self._search(oracle, backend, options, control, gap_tol, search, auxiliary)
+            found = self._search(oracle, backend, options, control, gap_tol, search, max_rounds, auxiliary)
             if found is not None:
                 best, certificate, seed, program, history = found
                 searched = True
                 rows = unique_rows(concat_rows([rows, seed]))
+                if "rounds" in auxiliary.get("mot_slope_cuts", {}):
+                    # the masters over configuration rows after slope cuts that did not certify: a few, no more (on the
+                    # wide data the slope cuts are for, they crawled: audiology 50 rounds, 4 s each)
+                    max_rounds = min(max_rounds, FALLBACK_ROUNDS)
         done = best is not None and _closes(certificate, best[0], gap_tol)
         inaccurate = 0
         round_ = 0
@@ -198,7 +212,8 @@ class CompiledMOT(CompiledBound):
                        f"relative gap {result.relative_gap:.1e} ({solver})")
         return result
 
-    def _search(self, oracle, backend, options, control, gap_tol: float, search: str, auxiliary: dict):
+    def _search(self, oracle, backend, options, control, gap_tol: float, search: str, max_rounds: int,
+                auxiliary: dict):
         """MOT phase 1 (:mod:`drokit.reformulations.mot_phase_one`) and the slope-cut masters
         (:mod:`drokit.reformulations.mot_slope_cuts`) where they apply (module docstring, 1. and 2.): ``(best, bound,
         rows, program, history)`` -- the best model as the cutting plane keeps it (its exact worst case), the
@@ -218,12 +233,17 @@ class CompiledMOT(CompiledBound):
             control.log(f"mot phase 1: {first.rounds} solves, {first.newton_steps} Newton steps, "
                         f"{first.seconds:.2f} s; its point's value {first.upper_bound:.9f}")
         applies, why = mot_slope_cuts_apply(inst, b.divergence, b.theta1, b.theta2)
+        if applies and search == "auto":
+            wide = inst.mutable_categorical().size >= SLOPE_CUTS_FEATURES and inst.n_samples <= SLOPE_CUTS_SAMPLES
+            applies, why = wide, "" if wide else (f"narrow data (fewer than {SLOPE_CUTS_FEATURES} mutable categorical "
+                                                  f"features or more than {SLOPE_CUTS_SAMPLES} samples)")
         slope = None
-        if search == "auto" and applies and not control.should_stop():
+        if search in ("auto", "slope_cuts") and applies and not control.should_stop():
             if start is None:                       # from beta = 0 (chi-square: no phase 1)
                 start = MOTStart(0.0, np.zeros(inst.schema.n_encoded), 2.0 * float(inst.loss.lipschitz))
             slope = mot_slope_cut_search(inst, oracle, start, **settings, divergence=b.divergence, tol=gap_tol,
-                                         backend=backend, options=options, control=control, log=control.log)
+                                         backend=backend, options=options, control=control, log=control.log,
+                                         max_rounds=max_rounds)
             program = slope.program
             auxiliary["mot_slope_cuts"] = {"certified": slope.certified, "rounds": slope.rounds, "cuts": slope.cuts,
                                            "upper_bound": slope.upper, "lower_bound": slope.lower,
@@ -235,7 +255,7 @@ class CompiledMOT(CompiledBound):
             control.log(f"mot slope cuts: {'certified' if slope.certified else slope.stop} after {slope.rounds} "
                         f"masters, {slope.cuts:,} cuts, {slope.seconds:.2f} s; upper {slope.upper:.9f} lower "
                         f"{slope.lower:.9f}")
-        elif search == "auto":
+        elif search in ("auto", "slope_cuts"):
             auxiliary["mot_slope_cuts"] = {"applies": False, "why": why}
         if start is None:
             return None

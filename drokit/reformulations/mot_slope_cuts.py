@@ -73,8 +73,10 @@ from .slope_cut_master import KEEP_MARGIN
 MAX_ROUNDS = 100
 #: a sample's cut joins when its maximum exceeds the master's ``s_n`` by more than this fraction of the gap tolerance
 VIOLATION_FRACTION = 0.1
-#: the first trust region's half-width (the Wasserstein slope-cut search's)
-FIRST_RADIUS = 0.01
+#: the first trust region's half-width.  Audiology, KL 0.01 / 0.05 / 0.2 (phase 1's point, calibrated integer weights):
+#: 0.01 (the Wasserstein slope-cut search's) 22 / 18 / 11 masters, 8.3 / 4.4 / 3.7 s; 0.1: 16 / 14 / 11, 6.1 / 4.2 /
+#: 3.7 s; 1: 14 / 13 / 11, 6.5 / 4.0 / 6.9 s
+FIRST_RADIUS = 0.1
 #: a master's point this close to the box's edge (relative to its half-width) is on it: Clarabel's interior points
 #: stop short of the edge
 BOX_EDGE = 1e-3
@@ -86,6 +88,11 @@ GRID_STEPS = (1e-5, 1e-3, 1e-1)
 #: well-classified sample's 1e-13 slopes left HiGHS failing on the certificate LP (audiology, KL 0.01: coefficients
 #: 1e-9 to 4)
 SLOPE_SNAP = 1e-8
+#: the certificate's LP keeps ``theta`` within this many times ``max(1, max |theta_c|)`` of the best point ``theta_c``:
+#: along a direction that the cuts leave nearly flat the LP's minimizer ran to coefficients of 1e7 and HiGHS failed
+#: on it (audiology, KL 0.05).  Its dual point ignores these bounds: one that binds is a point far away where pairs and
+#: cuts join, as any other (class docstring of :meth:`MOTSlopeCuts.certificate`)
+LP_BOX = 100.0
 #: samples at most for the slope-cut path (the conic master holds one exponential cone per sample and the certificate
 #: LP one grid row per sample and grid point; larger sets go to the row masters after MOT phase 1)
 MAX_SAMPLES = 2_000
@@ -300,8 +307,8 @@ class MOTSlopeCuts:
 
     # ------------------------------------------------------------------ the certificate
     def certificate(self, weights: np.ndarray, oracle=None, tol: float = 1e-9, upper: float = np.inf,
-                    gap_tol: float = 0.0, time_limit: float = np.inf, max_rounds: int = 30,
-                    log=None) -> Tuple[Optional[LowerBound], dict]:
+                    gap_tol: float = 0.0, center: Optional[np.ndarray] = None, time_limit: float = np.inf,
+                    max_rounds: int = 30, log=None) -> Tuple[Optional[LowerBound], dict]:
         """The best bound of the LP relaxation's dual points (module docstring) with the weight grid around
         ``weights`` (the conic master's ``W0``): ``(bound or None, info)``.  Each LP's dual point is evaluated
         (:func:`~drokit.certificates.mot_lower_bound.mot_lagrangian_bound`); it returns once one is within ``gap_tol``
@@ -310,7 +317,7 @@ class MOTSlopeCuts:
         that those leave far from the conic master's box), or a sample whose maximum there (``oracle``) exceeds its
         ``s_n`` by more than ``tol``, they join and the LP is solved again from its last basis."""
         t_start = time.perf_counter()
-        lp = _CertificateLP(self, weights)
+        lp = _CertificateLP(self, weights, center)
         info = {"rounds": 0, "lp_seconds": 0.0}
         best: Optional[LowerBound] = None
         for round_ in range(1, max_rounds + 1):
@@ -463,7 +470,7 @@ class _CertificateLP:
     the level rows and bounds, the weight grid's rows, the dual-norm rows, then the cuts' main rows and the pairs'
     rows as they come (``cut_row``, ``pair_row``)."""
 
-    def __init__(self, cuts: MOTSlopeCuts, weights: np.ndarray):
+    def __init__(self, cuts: MOTSlopeCuts, weights: np.ndarray, center: Optional[np.ndarray] = None):
         import highspy
         from ..solvers.highs import new_highs
         self.cuts, self.highspy = cuts, highspy
@@ -492,6 +499,9 @@ class _CertificateLP:
         cost[self.c_t] = 1.0
         lo, hi = np.full(n_cols, -inf), np.full(n_cols, inf)
         lo[self.cols.mu] = 0.0
+        if center is not None:        # a box far around the best point: no 1e7 coefficients along flat directions
+            reach = LP_BOX * max(1.0, float(np.max(np.abs(center), initial=0.0)))
+            lo[: cuts.n_theta], hi[: cuts.n_theta] = center - reach, center + reach
         lo[cuts.fixed], hi[cuts.fixed] = 0.0, 0.0
         lo[self.c_norm] = 0.0
         h = self.h = new_highs(highspy)
@@ -591,8 +601,14 @@ class _CertificateLP:
         h.setOptionValue("time_limit", float(time_limit) if np.isfinite(time_limit) else self.highspy.kHighsInf)
         t0 = time.perf_counter()
         h.run()
-        seconds = time.perf_counter() - t0
         status = h.getModelStatus()
+        if status != self.highspy.HighsModelStatus.kOptimal and time.perf_counter() - t0 < time_limit:
+            h.clearSolver()              # once more from scratch, without presolve
+            h.setOptionValue("presolve", "off")
+            h.run()
+            h.setOptionValue("presolve", "choose")
+            status = h.getModelStatus()
+        seconds = time.perf_counter() - t0
         if status != self.highspy.HighsModelStatus.kOptimal:
             return None, None, seconds, h.modelStatusToString(status)
         self.value = float(h.getInfo().objective_function_value)
@@ -660,6 +676,7 @@ def mot_slope_cut_search(inst: DROInstance, oracle, start, *, rho: float, theta1
     master_seconds = certificate_seconds = 0.0
     history: List[dict] = []
     last_box = last_program = None
+    retry_at, backoff = 0, 2                # the round from which the certificate is tried again after a failure
     r = 0
     for r in range(1, max_rounds + 1):
         if control is not None and control.should_stop():
@@ -688,15 +705,18 @@ def mot_slope_cut_search(inst: DROInstance, oracle, start, *, rho: float, theta1
         step = float(np.max(np.abs(trial - best[0]), initial=0.0))
         active = step >= radius * (1 - BOX_EDGE)
         # the certificate: once the master's value is within the tolerance of the best point's (or nothing is left)
-        if exact and (best[2] - master_value <= tol * scale or violated.size == 0):
+        if exact and r >= retry_at and (best[2] - master_value <= tol * scale or violated.size == 0):
             t0 = time.perf_counter()
             candidate, info = cuts.certificate(cuts.master_weights(solution.y), oracle,
                                                VIOLATION_FRACTION * tol * scale, upper=best[2], gap_tol=tol,
+                                               center=best[0],
                                                time_limit=control.remaining() if control is not None else np.inf,
                                                log=log)
             certificate_seconds += time.perf_counter() - t0
             if candidate is not None and candidate.value > lower:
                 lower, bound = float(min(candidate.value, best[2])), candidate
+            if info.get("status") != "optimal":          # HiGHS failed: not again at once
+                retry_at, backoff = r + backoff, 2 * backoff
             if log is not None:
                 log(f"mot slope cuts {r:>3}: certificate {info.get('status')} after {info.get('rounds')} LP(s), "
                     f"bound {lower:.9f} ({info.get('seconds', 0):.2f} s)")
