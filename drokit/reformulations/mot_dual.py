@@ -53,17 +53,17 @@ def build_mot_program(inst: DROInstance, rows: ConfigurationRows, *, rho: float,
     if np.isfinite(theta1):
         mu = lam * float(theta1)                          # the rows' multiplier: the Wasserstein lambda of cost d
         inst.loss.epigraph(pb, u, s[rows.sample] + mu.repeat(rows.size) * rows.cost)
-        _numerical_moves(pb, inst, coef, mu)
+        numerical_moves(pb, inst, coef, mu)
     else:
         inst.loss.epigraph(pb, u, s[rows.sample])
     if inst.fixed_zero.size:
         pb.add_zero(coef[inst.fixed_zero])
     pb.add_nonneg(lam)
-    pb.minimize(lam * float(rho) + _aggregate(pb, inst, s, lam, theta2, divergence) + penalty_term(pb, inst, coef))
+    pb.minimize(lam * float(rho) + divergence_aggregate(pb, inst, s, lam, theta2, divergence) + penalty_term(pb, inst, coef))
     return pb.build()
 
 
-def _numerical_moves(pb: ProgramBuilder, inst: DROInstance, coef: Affine, mu: Affine) -> None:
+def numerical_moves(pb: ProgramBuilder, inst: DROInstance, coef: Affine, mu: Affine) -> None:
     """``lip(L) ||Gamma^{-1} beta_x||_* <= mu`` where a numerical feature can move, and ``lip(L) <= mu kappa`` for a
     regression label that can move (belbasi2023 Lemmas 1-3, at the rows' multiplier ``mu = lambda theta1``)."""
     lip = float(inst.loss.lipschitz)
@@ -74,7 +74,7 @@ def _numerical_moves(pb: ProgramBuilder, inst: DROInstance, coef: Affine, mu: Af
         pb.add_nonneg(mu * inst.metric.kappa - lip)
 
 
-def _aggregate(pb: ProgramBuilder, inst: DROInstance, s: Affine, lam: Affine, theta2: float,
+def divergence_aggregate(pb: ProgramBuilder, inst: DROInstance, s: Affine, lam: Affine, theta2: float,
                divergence: Divergence) -> Affine:
     """``min_alpha alpha + sum_n p_n h phi*((s_n - alpha) / h)`` in conic form (module docstring;
     :meth:`Divergence.declare`), or ``sum_n p_n s_n`` with ``theta2 = inf``."""

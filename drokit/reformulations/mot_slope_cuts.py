@@ -14,7 +14,7 @@ slope ``alpha`` (Fenchel: ``L(u) >= alpha u - L*(alpha)``) and the mismatch cost
 ``M+_l >= w_l(v) >= M-_l`` for every level ``v`` (``M_l = M+_l`` when ``a > 0``, ``M-_l`` when ``a < 0``), the
 ``y_l`` kept for the features within :data:`~.slope_cut_master.KEEP_MARGIN` of changing where the cut is made (the
 others keep their level: a maximum over fewer configurations, still a valid cut).  The cuts replace the rows of (D);
-the divergence's aggregate stays exact (:func:`~.mot_dual._aggregate`: one exponential cone per sample for KL).
+the divergence's aggregate stays exact (:func:`~.mot_dual.divergence_aggregate`: one exponential cone per sample for KL).
 
 :func:`mot_slope_cut_search` runs Kelley's method on these cuts from a start (MOT phase 1's point,
 :mod:`.mot_phase_one`): each conic master (Clarabel) within a box trust region ``|theta - c| <= radius`` around the
@@ -66,7 +66,7 @@ from ..instance import DROInstance
 from ..losses.conjugate import conjugate, slope_domain
 from ..oracles.rows import FractionalRows, lambda_floor, row_margins
 from .dual import declare_parameters
-from .mot_dual import _aggregate, _numerical_moves
+from .mot_dual import divergence_aggregate, numerical_moves
 from .slope_cut_master import KEEP_MARGIN
 
 #: rounds of the slope-cut Kelley loop at most
@@ -289,7 +289,7 @@ class MOTSlopeCuts:
         pb.add_nonneg(Affine(A, np.concatenate([k, np.zeros(A.shape[0] - K)])))
         pb.add_nonneg(y)
         mu = lam * self.theta1
-        _numerical_moves(pb, inst, coef, mu)
+        numerical_moves(pb, inst, coef, mu)
         theta = Affine.vstack([intercept, coef]) if intercept is not None else coef
         if self.fixed.size:
             pb.add_zero(theta[self.fixed])
@@ -297,7 +297,7 @@ class MOTSlopeCuts:
         if center is not None and np.isfinite(radius):
             free = np.setdiff1d(np.arange(self.n_theta), self.fixed)
             pb.add_nonneg(Affine.vstack([theta[free] - (center[free] - radius), (center[free] + radius) - theta[free]]))
-        pb.minimize(lam * self.rho + _aggregate(pb, inst, s, lam, self.theta2, self.divergence))
+        pb.minimize(lam * self.rho + divergence_aggregate(pb, inst, s, lam, self.theta2, self.divergence))
         return pb.build()
 
     def master_weights(self, y_dual: np.ndarray) -> np.ndarray:
