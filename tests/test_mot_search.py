@@ -213,8 +213,10 @@ def test_the_search_option_is_checked():
 
 def test_the_lp_multipliers_certify_a_fitted_model():
     """:func:`~drokit.certificates.mot_lower_bound.mot_lp_multipliers` (the dual simplex's masses at the worst-case
-    weights, over every row near its sample's maximum) meets the fitted model's exact worst-case risk."""
-    from drokit.certificates.mot_lower_bound import mot_lagrangian_bound, mot_lp_multipliers, near_maximizers
+    weights, over every row near its sample's maximum, at a few slopes each) meets the fitted model's exact worst-case
+    risk."""
+    from drokit.certificates.mot_lower_bound import (SLOPE_OFFSETS, mot_lagrangian_bound, mot_lp_multipliers,
+                                                     near_maximizers)
     from drokit.certificates.mot_worst_case import mot_worst_case
     result = _fit("phase_one").result_
     inst = _bound().training
@@ -222,8 +224,9 @@ def test_the_lp_multipliers_certify_a_fitted_model():
     options = dict(rho=RHO, theta1=1.0, theta2=1.0, divergence="kl")
     worst = mot_worst_case(inst, oracle, result.intercept, result.coef, **options)
     assert worst.value == pytest.approx(result.objective, rel=1e-12)
-    rows = near_maximizers(inst, enumerate_configurations(inst), result.intercept, result.coef, worst.lam, 1.0, 1e-4,
+    rows = near_maximizers(inst, enumerate_configurations(inst), result.intercept, result.coef, worst.lam, 1.0, 1e-2,
                            worst.value)
-    point = mot_lp_multipliers(inst, rows, result.intercept, result.coef, worst, lam=worst.lam, **options)
+    point = mot_lp_multipliers(inst, rows, result.intercept, result.coef, worst, lam=worst.lam, **options,
+                               offsets=SLOPE_OFFSETS)
     bound = mot_lagrangian_bound(inst, *point[:3], room=point[3], **options)
     assert _reference("kl") - 1e-9 >= bound.value >= worst.value - 1e-6 * worst.value

@@ -60,6 +60,15 @@ from .repair import column_roles, column_sums, repair_free_columns
 #: optimum, and the restricted dual without it stops 4.5e-6 below; ``tests/test_mot_lower_bound.py``)
 MOT_CANDIDATE_RTOLS = CANDIDATE_RTOLS + (1e-1, 1.0)
 
+#: the second linear program of :func:`mot_lp_multipliers` also offers each row of a smooth loss the slopes ``L'(u_k +-
+#: d)``: a model optimal to 1e-8 in value can be 1e-4 off in its coefficients along a flat direction, and the slopes
+#: there miss the free columns' balance (``tests/test_mot_search.py``'s instance: 3.5e-6 short with ``L'(u_k)`` alone,
+#: 4e-8 with these)
+SLOPE_OFFSETS = (1e-3, 1e-2, 1e-1)
+#: ... when it has at most this many entries (rows times slopes; nursery's 24,192 rows at one slope: 1.8 s, at seven:
+#: minutes)
+LP_OFFSET_MAX_ENTRIES = 20_000
+
 #: candidate rows at most for the linear program of :func:`mot_lp_multipliers` (nursery, KL 0.05: 24,192 rows, 1.8 s)
 LP_MAX_ROWS = 200_000
 
@@ -233,19 +242,23 @@ def mot_kkt_multipliers(inst: DROInstance, rows: ConfigurationRows, intercept: f
 
 
 def mot_lp_multipliers(inst: DROInstance, rows: ConfigurationRows, intercept: float, coef: np.ndarray, worst, *,
-                       rho: float, theta1: float, theta2: float, divergence, lam: float = 0.0):
+                       rho: float, theta1: float, theta2: float, divergence, lam: float = 0.0,
+                       offsets=()):
     """Masses on ``rows`` (the rows near their sample's maximum at the model) from a linear program solved by the
-    dual simplex (HiGHS), exact where the conic restricted dual of :func:`mot_kkt_multipliers` is not: the slopes
-    held at ``L'(u_k)`` (each near-active piece's slope for a piecewise-affine loss) and each sample's mass at its
-    worst-case weight ``W_n = p_n w_n`` (``worst``), the masses split over the sample's rows to
+    dual simplex (HiGHS), exact where the conic restricted dual of :func:`mot_kkt_multipliers` is not: each sample's
+    mass held at its worst-case weight ``W_n = p_n w_n`` (``worst``), the slopes at ``L'(u_k)`` (each near-active
+    piece's slope for a piecewise-affine loss) and, with ``offsets``, also at ``L'(u_k +- d)`` for each ``d`` in it
+    (a row's entries at several slopes: their mixture is a slope between them, valued below ``-L*`` by its
+    concavity), the masses split over the sample's entries to
 
         max   sum_k m_k (-alpha_k shift_k - L*(alpha_k))  -  M (||r||_1 + b)
         s.t.  sum_{k of n} m_k = W_n,   m >= 0,   r = A_F^T (sigma alpha m),
               theta1 sum_k m_k c_k <= rho - theta2 sum_n p_n phi(W_n / p_n) + b,   b >= 0,
 
-    (soft conditions with the weight ``M`` of :func:`mot_kkt_multipliers`).  At an optimal model the KKT multipliers
-    solve it; :func:`mot_lagrangian_bound` makes the point exactly feasible and evaluates it.  Only without norm-priced
-    numerical columns (their term is a norm).  Returns ``(rows, mass, slopes, room)`` or ``None``."""
+    (soft conditions with the weight ``M`` of :func:`mot_kkt_multipliers`; ``theta2 = inf``: ``W = p``).  At an optimal
+    model the KKT multipliers solve it; :func:`mot_lagrangian_bound` makes the point exactly feasible and evaluates it.
+    Only without norm-priced numerical columns (their term is a norm).  Returns ``(rows, mass, slopes, room)`` or
+    ``None``."""
     import importlib.util
     if importlib.util.find_spec("highspy") is None:
         return None
@@ -259,9 +272,12 @@ def mot_lp_multipliers(inst: DROInstance, rows: ConfigurationRows, intercept: fl
         return None
     loss = inst.loss
     u = loss_arguments(inst, rows, intercept, coef)
-    if loss.pieces is None:
-        index = np.arange(rows.size)
-        slopes, _ = initial_slopes(loss, u)
+    if loss.pieces is None:                        # the slope at u_k, and at u_k +- each offset
+        shifts = np.concatenate([[0.0], -np.asarray(offsets, dtype=float), np.asarray(offsets, dtype=float)])
+        index = np.tile(np.arange(rows.size), shifts.size)
+        lo_s, hi_s = slope_domain(loss)
+        slopes = np.clip(np.asarray(loss.derivative(u[index] + np.repeat(shifts, rows.size)), dtype=float),
+                         lo_s, hi_s)
     else:                                           # one variable per near-active piece of each row
         a, b = (np.asarray(v, dtype=float) for v in loss.pieces)
         values = np.multiply.outer(u, a) + b
@@ -279,7 +295,7 @@ def mot_lp_multipliers(inst: DROInstance, rows: ConfigurationRows, intercept: fl
     spent = theta2 * float(p @ divergence.value(W / p)) if np.isfinite(theta2) and not divergence.free_reweighting \
         else 0.0
     A = row_matrix(inst, rows)
-    G = sp.csr_matrix(A[:, free].multiply((sigma * slopes)[:, None])).T.tocsr()     # (F, K)
+    S = sp.csr_matrix(A[:, free].multiply((sigma * slopes)[:, None])).T.tocsr()     # (F, K)
     F = free.size
     theta = np.r_[intercept, coef] if inst.fit_intercept else np.asarray(coef, dtype=float)
     weight = PENALTY_MARGIN * max(1.0, float(np.max(np.abs(theta), initial=0.0)), float(lam) if np.isfinite(lam) else 0)
@@ -290,7 +306,7 @@ def mot_lp_multipliers(inst: DROInstance, rows: ConfigurationRows, intercept: fl
     lo, hi = np.zeros(n_cols), np.full(n_cols, inf)
     owner = sp.csr_matrix((np.ones(K), (rows.sample, np.arange(K))), shape=(N, K))
     blocks = [sp.hstack([owner, sp.csr_matrix((N, 2 * F + 1))]),
-              sp.hstack([G, -sp.identity(F), sp.identity(F), sp.csr_matrix((F, 1))])]
+              sp.hstack([S, -sp.identity(F), sp.identity(F), sp.csr_matrix((F, 1))])]
     lower, upper = [W, np.zeros(F)], [W, np.zeros(F)]
     if np.isfinite(theta1):
         blocks.append(sp.hstack([sp.csr_matrix(theta1 * rows.cost[None, :]), sp.csr_matrix((1, 2 * F)),
@@ -355,16 +371,19 @@ def mot_certified_lower_bound(inst: DROInstance, atoms, intercept: float, coef: 
                 plans.insert(0, (free_rows, held, "tied"))
         if worst is not None:
             plans.append((rows_, None, "lp"))
+            if inst.loss.pieces is None and rows_.size * (1 + 2 * len(SLOPE_OFFSETS)) <= LP_OFFSET_MAX_ENTRIES:
+                plans.append((rows_, None, "lp_slopes"))
         for free_rows, held, kind in plans:
             key = (kind, free_rows.size)
             if upper - best.value <= tol * gap_scale(upper):
                 return best
-            limit = LP_MAX_ROWS if kind == "lp" else KKT_MAX_ROWS
+            limit = LP_MAX_ROWS if kind.startswith("lp") else KKT_MAX_ROWS
             if not 0 < free_rows.size <= limit or key in tried:
                 continue            # a set of a size already tried is the same set (the sets widen, nested)
             tried.add(key)
-            if kind == "lp":        # the dual simplex's exact multipliers at the worst-case weights
-                point = mot_lp_multipliers(inst, free_rows, intercept, coef, worst, lam=lam, **options)
+            if kind.startswith("lp"):       # the dual simplex's exact multipliers at the worst-case weights
+                point = mot_lp_multipliers(inst, free_rows, intercept, coef, worst, lam=lam, **options,
+                                           offsets=SLOPE_OFFSETS if kind == "lp_slopes" else ())
             else:
                 point = mot_kkt_multipliers(inst, free_rows, intercept, coef, fixed=held, lam=lam, **options)
             if point is not None:
@@ -442,5 +461,5 @@ def near_maximizers(inst: DROInstance, rows: ConfigurationRows, intercept: float
     return take_rows(rows, np.flatnonzero(phi >= top[rows.sample] - rtol * max(1.0, abs(scale))))
 
 
-__all__ = ["mot_lagrangian_bound", "mot_kkt_multipliers", "mot_lp_multipliers", "LP_MAX_ROWS", "mot_certified_lower_bound", "candidate_sets", "held_samples",
+__all__ = ["mot_lagrangian_bound", "mot_kkt_multipliers", "mot_lp_multipliers", "LP_MAX_ROWS", "SLOPE_OFFSETS", "mot_certified_lower_bound", "candidate_sets", "held_samples",
            "near_maximizers", "MOT_CANDIDATE_RTOLS", "PENALTY_MARGIN"]
