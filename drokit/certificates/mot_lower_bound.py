@@ -33,8 +33,12 @@ CVaR's samples at the value at risk, slopes at a kink of a piecewise-affine loss
 (:func:`mot_kkt_multipliers`, a small conic program; :func:`mot_certified_lower_bound` stops at the first point within
 the tolerance): first over the tied samples alone, the settled ones held at their worst-case mass and slope
 (:func:`held_samples`: about a dozen rows at 1,000 or 10,000 samples, milliseconds), then over every candidate row
-(:func:`candidate_sets`: the rows near their sample's maximum, widening).  Any masses and slopes give a valid bound:
-these choices only make it tight.
+(:func:`candidate_sets`: the rows near their sample's maximum, widening), and over those by a linear program that
+the dual simplex solves exactly (:func:`mot_lp_multipliers`: each sample's mass at its worst-case weight, the slopes at
+``L'(u_k)``, then also at ``L'(u_k +- d)``), with no cap of 2,000 rows and no interior-point residual for the repair
+to meet (nursery: every one of 10,368 samples tied, 24,192 candidate rows, certified in 1.8 s).  Any masses and slopes
+give a valid bound: these choices only make it tight.  The slope-cut masters of
+:mod:`drokit.reformulations.mot_slope_cuts` feed :func:`mot_lagrangian_bound` their own dual point (fractional rows).
 """
 
 from __future__ import annotations
@@ -345,7 +349,9 @@ def mot_certified_lower_bound(inst: DROInstance, atoms, intercept: float, coef: 
     ``worst.lam``, widening, then all of ``pool``: every configuration row when they can be enumerated, else the
     atoms' and the cutting plane's rows; ``pool`` may be a function that returns them, called when needed): first with
     the settled samples held (:func:`held_samples`: a program over the tied samples only, at any size), then over
-    the whole set (at most :data:`~drokit.certificates.lower_bound.KKT_MAX_ROWS` rows).  The largest bound."""
+    the whole set (at most :data:`~drokit.certificates.lower_bound.KKT_MAX_ROWS` rows), then by the linear programs of
+    :func:`mot_lp_multipliers` (at most :data:`LP_MAX_ROWS` rows; the second, with more slopes per row, at most
+    :data:`LP_OFFSET_MAX_ENTRIES` entries).  The largest bound."""
     rows, mass = atoms.rows, atoms.mass
     slopes, room = initial_slopes(inst.loss, loss_arguments(inst, rows, intercept, coef))
     options = dict(rho=rho, theta1=theta1, theta2=theta2, divergence=divergence)

@@ -1,25 +1,44 @@
 """Fitting under optimal transport with a moment constraint (MOT-DRO, issue 23): the compiled problem that
 :meth:`drokit.models.Problem.compile` returns for an :class:`~drokit.OTMoment` with a ``radius``.
 
-Steps (``spec/mot-dro-training.md``): bind the data (:func:`mot_instance`) to a :class:`~drokit.instance.MOTInstance` (the training instance
-with the set's ground metric ``d`` and budget ``rho``, and ``theta1``, ``theta2``, the divergence); the registered
-``mot`` method compiles program (D) over the first rows (:mod:`drokit.methods.mot`); :meth:`CompiledMOT.solve` runs a
-cutting plane:
+Steps (``spec/mot-dro-training.md``): bind the data (:func:`mot_instance`) to a :class:`~drokit.instance.MOTInstance` (the
+training instance with the set's ground metric ``d`` and budget ``rho``, and ``theta1``, ``theta2``, the divergence);
+the registered ``mot`` method compiles program (D) over the first rows (:mod:`drokit.methods.mot`: every row when
+there are at most 2,000, else the nominal rows); :meth:`CompiledMOT.solve` fits.  When the first rows are not all of
+them (spec §7):
+
+1. MOT phase 1 (:mod:`drokit.reformulations.mot_phase_one`; KL or ``theta2 = inf``, the Wasserstein phase 1's
+   conditions): smoothed Newton on the dual over rows the oracle grows, from ``beta = 0``; its point and the rows near
+   their sample's maximum there seed what follows (nursery, 10,368 rows: one master certifies where the masters over
+   nominal rows needed minutes);
+2. on wide categorical data (:data:`SLOPE_CUTS_FEATURES` mutable categorical features or more, at most
+   :data:`SLOPE_CUTS_SAMPLES` samples; ``search="slope_cuts"``: wherever they apply) the slope-cut masters
+   (:mod:`drokit.reformulations.mot_slope_cuts`): Kelley's method with a cut per sample that covers every
+   configuration at one loss slope, conic masters in a box trust region, certified by the vertex dual point of a
+   linear relaxation evaluated exactly by :func:`~drokit.certificates.mot_lower_bound.mot_lagrangian_bound`
+   (audiology, 62 features: certified in seconds where the masters over rows were not after minutes); when they
+   certify the fit ends there, else at most :data:`FALLBACK_ROUNDS` masters over configuration rows follow.
+
+Then the cutting plane over configuration rows:
 
 1. solve the master (D) over the working rows with a conic back-end (Clarabel by default): a relaxation, so its
    optimal value is a lower bound on the optimum (the back-end's dual objective is used: a lower bound of the master
-   up to the back-end's feasibility tolerances, 1e-8 for Clarabel);
+   up to the back-end's feasibility tolerances, 1e-8 for Clarabel).  A master the back-end leaves inaccurate
+   (``AlmostSolved``) still gives a trial point -- its model's exact risk is an upper bound -- but no lower bound;
+   :data:`MAX_INACCURATE` of them in a row stop the plane;
 2. the exact worst-case risk ``R(beta)`` of the master's model (:func:`~drokit.certificates.mot_worst_case.mot_worst_case`,
    the Wasserstein oracle at ``lambda theta1``): an upper bound; the best model so far is kept;
 3. stop when ``upper - lower <= gap_tol max(|upper|, 1e-2)``; otherwise add the rows the oracle finds violated at the
    master's point (``lambda theta1``, ``s``) and the worst rows of the certificate, and repeat.  A master whose dual
    objective lies above its own model's exact risk gives no bound: the certificate of 4. is tried on that model at
    once (it stops the plane when it certifies), and only failing it is the master solved again at 1e-10;
-4. the certificate: an explicit dual point of (D) at the returned model's worst-case atoms, repaired and evaluated
-   exactly (:mod:`drokit.certificates.mot_lower_bound`), replaces the back-end's dual objective when it certifies
-   (lower-bound source ``"lagrangian"``; else ``"method"``, the value it reached recorded).
+4. the certificate: an explicit dual point of (D) at the returned model's worst-case atoms, its multipliers chosen by
+   a restricted dual (conic, or a linear program solved by the dual simplex where the rows are many), repaired and
+   evaluated exactly (:mod:`drokit.certificates.mot_lower_bound`), replaces the back-end's dual objective when it
+   certifies (lower-bound source ``"lagrangian"``; else ``"method"``, the value it reached recorded).
 
-The result's ``objective`` is the upper bound (the returned model's exact worst-case risk).
+The result's ``objective`` is the upper bound (the returned model's exact worst-case risk); ``auxiliary`` records the
+searches (``"mot_phase_one"``, ``"mot_slope_cuts"``).
 """
 
 from __future__ import annotations
