@@ -111,6 +111,39 @@ def test_slope_cuts_and_phase_one_agree_with_the_plain_masters(loss):
         assert result.lower_bound <= plain.upper_bound + 1e-9 and plain.lower_bound <= result.upper_bound + 1e-9
 
 
+@pytest.mark.parametrize("kappa, norm", [(1.5, None), (np.inf, 1), (np.inf, np.inf)])
+def test_slope_cuts_with_label_flips_and_numerical_moves(kappa, norm):
+    """Label flips (the cuts' ``mu kappa`` term and both label families) and a numerical feature priced by an l1 or
+    l_inf norm (the dual-norm rows of the master and of the certificate's LP): the same optimum as the plain masters."""
+    X = _frame()
+    numerical = None
+    if norm is not None:
+        X["x"] = np.random.default_rng(1).normal(size=Z.shape[0])
+        numerical = dk.NormCost(p=norm)
+    metric = dk.GroundMetric(numerical=numerical, categorical=dk.MismatchCost(), label=dk.LabelCost(kappa))
+    amb = dk.OTMoment(metric, theta1=1.0, theta2=1.0, divergence="kl", radius=RHO, exponent=1)
+    fits = {search: dk.DROClassifier(ambiguity=amb, max_configurations=1,
+                                     method_options={"search": search}).fit(X, Y).result_
+            for search in ("slope_cuts", "none")}
+    assert fits["slope_cuts"].auxiliary["mot_slope_cuts"]["certified"]
+    assert fits["slope_cuts"].objective == pytest.approx(fits["none"].objective, rel=2e-6)
+    assert fits["slope_cuts"].lower_bound <= fits["none"].upper_bound + 1e-9
+
+
+def test_sample_weights_are_repeated_rows_on_every_path():
+    w = np.array([1, 2, 1, 1, 3, 1, 1, 2, 1, 1, 1, 1])
+    X = _frame()
+    amb = dk.OTMoment(_metric(), theta1=1.0, theta2=1.0, divergence="kl", radius=RHO, exponent=1)
+    for search in ("slope_cuts", "auto"):
+        def fit(*args, **kwargs):
+            return dk.DROClassifier(ambiguity=amb, max_configurations=1,
+                                    method_options={"search": search}).fit(*args, **kwargs).result_
+        weighted = fit(X, Y, sample_weight=w)
+        repeated = fit(X.loc[X.index.repeat(w)].reset_index(drop=True), np.repeat(Y, w))
+        assert weighted.status == repeated.status == "optimal"
+        assert weighted.objective == pytest.approx(repeated.objective, rel=2e-6)
+
+
 def _bound(theta2=1.0, loss="logistic"):
     amb = dk.OTMoment(_metric(), theta1=1.0, theta2=theta2, divergence="kl", radius=RHO, exponent=1)
     return dk.DROClassifier(loss=loss, ambiguity=amb)._problem().built(_frame(), Y).compile(_frame(), Y).bound
