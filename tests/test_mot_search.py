@@ -169,8 +169,8 @@ def test_phase_one_derivatives_by_finite_differences(theta2, loss):
     numeric = np.array([(master.value(theta + eps * e, tau, mu) - master.value(theta - eps * e, tau, mu)) / (2 * eps)
                         for e in eye])
     np.testing.assert_allclose(grad, numeric, atol=1e-7 * max(1.0, np.abs(grad).max()))
-    numeric = np.array([(master.derivatives(theta + eps * e, tau, mu)[1] - master.derivatives(theta - eps * e, tau, mu)[1])
-                        / (2 * eps) for e in eye])
+    numeric = np.array([(master.derivatives(theta + eps * e, tau, mu)[1]
+                         - master.derivatives(theta - eps * e, tau, mu)[1]) / (2 * eps) for e in eye])
     np.testing.assert_allclose(hess, numeric, atol=1e-6 * max(1.0, np.abs(hess).max()))
 
 

@@ -467,5 +467,6 @@ def near_maximizers(inst: DROInstance, rows: ConfigurationRows, intercept: float
     return take_rows(rows, np.flatnonzero(phi >= top[rows.sample] - rtol * max(1.0, abs(scale))))
 
 
-__all__ = ["mot_lagrangian_bound", "mot_kkt_multipliers", "mot_lp_multipliers", "LP_MAX_ROWS", "SLOPE_OFFSETS", "mot_certified_lower_bound", "candidate_sets", "held_samples",
+__all__ = ["mot_lagrangian_bound", "mot_kkt_multipliers", "mot_lp_multipliers", "LP_MAX_ROWS", "SLOPE_OFFSETS",
+           "mot_certified_lower_bound", "candidate_sets", "held_samples",
            "near_maximizers", "MOT_CANDIDATE_RTOLS", "PENALTY_MARGIN"]

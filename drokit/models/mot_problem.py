@@ -1,9 +1,9 @@
 """Fitting under optimal transport with a moment constraint (MOT-DRO, issue 23): the compiled problem that
 :meth:`drokit.models.Problem.compile` returns for an :class:`~drokit.OTMoment` with a ``radius``.
 
-Steps (``spec/mot-dro-training.md``): bind the data (:func:`mot_instance`) to a :class:`~drokit.instance.MOTInstance` (the
-training instance with the set's ground metric ``d`` and budget ``rho``, and ``theta1``, ``theta2``, the divergence);
-the registered ``mot`` method compiles program (D) over the first rows (:mod:`drokit.methods.mot`: every row when
+Steps (``spec/mot-dro-training.md``): bind the data (:func:`mot_instance`) to a :class:`~drokit.instance.MOTInstance`
+(the training instance with the set's ground metric ``d`` and budget ``rho``, and ``theta1``, ``theta2``, the
+divergence); the registered ``mot`` method compiles program (D) over the first rows (:mod:`drokit.methods.mot`: every row when
 there are at most 2,000, else the nominal rows); :meth:`CompiledMOT.solve` fits.  When the first rows are not all of
 them (spec §7):
 
@@ -26,8 +26,9 @@ Then the cutting plane over configuration rows:
    up to the back-end's feasibility tolerances, 1e-8 for Clarabel).  A master the back-end leaves inaccurate
    (``AlmostSolved``) still gives a trial point -- its model's exact risk is an upper bound -- but no lower bound;
    :data:`MAX_INACCURATE` of them in a row stop the plane;
-2. the exact worst-case risk ``R(beta)`` of the master's model (:func:`~drokit.certificates.mot_worst_case.mot_worst_case`,
-   the Wasserstein oracle at ``lambda theta1``): an upper bound; the best model so far is kept;
+2. the exact worst-case risk ``R(beta)`` of the master's model
+   (:func:`~drokit.certificates.mot_worst_case.mot_worst_case`, the Wasserstein oracle at ``lambda theta1``): an upper
+   bound; the best model so far is kept;
 3. stop when ``upper - lower <= gap_tol max(|upper|, 1e-2)``; otherwise add the rows the oracle finds violated at the
    master's point (``lambda theta1``, ``s``) and the worst rows of the certificate, and repeat.  A master whose dual
    objective lies above its own model's exact risk gives no bound: the certificate of 4. is tried on that model at

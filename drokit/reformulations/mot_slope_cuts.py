@@ -14,7 +14,8 @@ slope ``alpha`` (Fenchel: ``L(u) >= alpha u - L*(alpha)``) and the mismatch cost
 ``M+_l >= w_l(v) >= M-_l`` for every level ``v`` (``M_l = M+_l`` when ``a > 0``, ``M-_l`` when ``a < 0``), the
 ``y_l`` kept for the features within :data:`~.slope_cut_master.KEEP_MARGIN` of changing where the cut is made (the
 others keep their level: a maximum over fewer configurations, still a valid cut).  The cuts replace the rows of (D);
-the divergence's aggregate stays exact (:func:`~.mot_dual.divergence_aggregate`: one exponential cone per sample for KL).
+the divergence's aggregate stays exact (:func:`~.mot_dual.divergence_aggregate`: one exponential cone per sample
+for KL).
 
 :func:`mot_slope_cut_search` runs Kelley's method on these cuts from a start (MOT phase 1's point,
 :mod:`.mot_phase_one`): each conic master (Clarabel) within a box trust region ``|theta - c| <= radius`` around the
@@ -48,7 +49,6 @@ conic master's optimum the weights ``W*`` lie inside the grid's hull and the cho
 
 from __future__ import annotations
 
-import importlib.util
 import time
 from dataclasses import dataclass, field
 from typing import Callable, List, Optional, Tuple
@@ -563,7 +563,8 @@ class _CertificateLP:
         r = [np.tile(rr, 2), np.full(q + 1, 2 * q)]
         c = [np.concatenate([np.r_[j, j], np.r_[aux, aux]]), np.r_[mu, aux]]
         v = [np.concatenate([np.r_[-1 / g, 1 / g], np.ones(2 * q)]), np.r_[1.0, -lip * np.ones(q)]]
-        return sp.csr_matrix((np.concatenate(v), (np.concatenate(r), np.concatenate(c))), shape=(2 * q + 1, self.n_cols))
+        return sp.csr_matrix((np.concatenate(v), (np.concatenate(r), np.concatenate(c))),
+                             shape=(2 * q + 1, self.n_cols))
 
     def extend(self, old_cuts: int, old_pairs: int) -> None:
         """The cuts from ``old_cuts`` and the pairs from ``old_pairs`` on (of :class:`MOTSlopeCuts`' arrays) join:
@@ -585,14 +586,15 @@ class _CertificateLP:
         if new_cuts.size:
             main, k = cuts._main_rows(new_cuts, cols)
             mine = owner >= old_cuts
-            main = main + sp.csr_matrix((-np.ones(int(mine.sum())), (owner[mine] - old_cuts, self.pair_col[new_pairs[mine]])),
-                                        shape=main.shape)
+            own = sp.csr_matrix((-np.ones(int(mine.sum())), (owner[mine] - old_cuts, self.pair_col[new_pairs[mine]])),
+                                shape=main.shape)
+            main = main + own
             self.cut_row = np.r_[self.cut_row, self._add_rows(main, -k)]
         for pair in new_pairs[owner < old_cuts]:          # an older cut gains a y
             self.h.changeCoeff(int(self.cut_row[cuts.pair_cut[pair]]), int(self.pair_col[pair]), -1.0)
         if P:
-            rows = cuts._pair_rows(new_pairs, cols) + sp.csr_matrix((np.ones(P), (np.arange(P), self.pair_col[new_pairs])),
-                                                                    shape=(P, cols.n))
+            y = sp.csr_matrix((np.ones(P), (np.arange(P), self.pair_col[new_pairs])), shape=(P, cols.n))
+            rows = cuts._pair_rows(new_pairs, cols) + y
             self.pair_row = np.r_[self.pair_row, self._add_rows(rows, np.zeros(P))]
 
     def solve(self, time_limit: float = np.inf):
