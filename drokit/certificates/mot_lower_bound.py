@@ -367,35 +367,54 @@ def mot_certified_lower_bound(inst: DROInstance, atoms, intercept: float, coef: 
         return best
     lam = float(worst.lam) if worst is not None and np.isfinite(worst.lam) else 0.0
     tried = set()
+    sets = []
     for rows_, rtol in candidate_sets(inst, atoms, pool, intercept, coef, lam, theta1, upper):
         # ties: the optimum's multipliers spread mass over tied rows (or samples at CVaR's value at risk) that the
         # worst case names one at a time; the restricted dual chooses them
+        sets.append(rows_)
         plans = [(rows_, None, "all")]
         if worst is not None and rtol is not None:
             free_rows, held = held_samples(inst, rows_, intercept, coef, worst, rtol=rtol, scale=upper, **options)
             if free_rows.size < rows_.size:
                 plans.insert(0, (free_rows, held, "tied"))
-        if worst is not None:
-            plans.append((rows_, None, "lp"))
-            if inst.loss.pieces is None and rows_.size * (1 + 2 * len(SLOPE_OFFSETS)) <= LP_OFFSET_MAX_ENTRIES:
-                plans.append((rows_, None, "lp_slopes"))
-        for free_rows, held, kind in plans:
-            key = (kind, free_rows.size)
-            if upper - best.value <= tol * gap_scale(upper):
-                return best
-            limit = LP_MAX_ROWS if kind.startswith("lp") else KKT_MAX_ROWS
-            if not 0 < free_rows.size <= limit or key in tried:
-                continue            # a set of a size already tried is the same set (the sets widen, nested)
-            tried.add(key)
-            if kind.startswith("lp"):       # the dual simplex's exact multipliers at the worst-case weights
-                point = mot_lp_multipliers(inst, free_rows, intercept, coef, worst, lam=lam, **options,
-                                           offsets=SLOPE_OFFSETS if kind == "lp_slopes" else ())
-            else:
-                point = mot_kkt_multipliers(inst, free_rows, intercept, coef, fixed=held, lam=lam, **options)
-            if point is not None:
-                candidate = mot_lagrangian_bound(inst, point[0], point[1], point[2], room=point[3], **options)
-                if candidate.value > best.value:
-                    best = candidate
+        best = _best_of_plans(inst, plans, best, tried, intercept, coef, worst, lam, upper, tol, options)
+        if upper - best.value <= tol * gap_scale(upper):
+            return best
+    if worst is None:
+        return best
+    # the linear programs, once no conic restricted dual has closed the gap: over the same sets in turn
+    for rows_ in sets:
+        plans = [(rows_, None, "lp")]
+        if inst.loss.pieces is None and rows_.size * (1 + 2 * len(SLOPE_OFFSETS)) <= LP_OFFSET_MAX_ENTRIES:
+            plans.append((rows_, None, "lp_slopes"))
+        best = _best_of_plans(inst, plans, best, tried, intercept, coef, worst, lam, upper, tol, options)
+        if upper - best.value <= tol * gap_scale(upper):
+            return best
+    return best
+
+
+def _best_of_plans(inst, plans, best, tried, intercept, coef, worst, lam, upper, tol, options):
+    """The best of ``best`` and the bounds at the multipliers of each plan ``(rows, held, kind)`` in turn (``kind``
+    ``"tied"`` / ``"all"``: :func:`mot_kkt_multipliers`; ``"lp"`` / ``"lp_slopes"``: :func:`mot_lp_multipliers`),
+    until one is within ``tol`` of ``upper``; a plan of a kind and size already in ``tried`` is skipped (the sets
+    widen, nested)."""
+    for free_rows, held, kind in plans:
+        key = (kind, free_rows.size)
+        if upper - best.value <= tol * gap_scale(upper):
+            return best
+        limit = LP_MAX_ROWS if kind.startswith("lp") else KKT_MAX_ROWS
+        if not 0 < free_rows.size <= limit or key in tried:
+            continue
+        tried.add(key)
+        if kind.startswith("lp"):       # the dual simplex's exact multipliers at the worst-case weights
+            point = mot_lp_multipliers(inst, free_rows, intercept, coef, worst, lam=lam, **options,
+                                       offsets=SLOPE_OFFSETS if kind == "lp_slopes" else ())
+        else:
+            point = mot_kkt_multipliers(inst, free_rows, intercept, coef, fixed=held, lam=lam, **options)
+        if point is not None:
+            candidate = mot_lagrangian_bound(inst, point[0], point[1], point[2], room=point[3], **options)
+            if candidate.value > best.value:
+                best = candidate
     return best
 
 
