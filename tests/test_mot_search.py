@@ -58,6 +58,7 @@ _REFERENCE = {}
 
 
 def _reference(divergence):
+    """The full-enumeration training optimum (``divergence``: ``"kl"``, ``"chi2"`` or ``("cvar", level)``)."""
     if divergence not in _REFERENCE:
         _REFERENCE[divergence] = mot_training_value(np.zeros((Z.shape[0], 0)), Z, [2] * M, Y, task="classification",
                                                     loss="logistic", rho=RHO, theta1=1.0, theta2=1.0,
@@ -83,10 +84,13 @@ def test_the_plain_masters_stall_where_phase_one_certifies():
     assert result.auxiliary["mot_slope_cuts"]["applies"] is False            # narrow data: no slope cuts by default
 
 
-@pytest.mark.parametrize("divergence", ["kl", "chi2"])
+@pytest.mark.parametrize("divergence", ["kl", "chi2", "cvar"])
 def test_slope_cuts_certify_the_reference_optimum(divergence):
-    result = _fit("slope_cuts", divergence=divergence).result_
-    _holds(result, _reference(divergence))
+    """KL and chi-square (priced weights), CVaR's bound at level 0.5 (the certificate LP's weights on ``[0, p / 0.5]``);
+    chi-square and CVaR from ``beta = 0`` (no phase 1)."""
+    ours = dk.divergences.CVaR(0.5) if divergence == "cvar" else divergence
+    result = _fit("slope_cuts", divergence=ours).result_
+    _holds(result, _reference(("cvar", 0.5) if divergence == "cvar" else divergence))
     assert result.auxiliary["mot_slope_cuts"]["certified"]
     assert result.auxiliary["lower_bound"]["source"] == "lagrangian"
     assert all(h.get("stage") == "slope cuts" for h in result.history)      # no master over configuration rows

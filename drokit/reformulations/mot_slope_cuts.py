@@ -44,7 +44,14 @@ whose masses per sample are a point ``W`` of the grid's hull.  :func:`~drokit.ce
 mot_lagrangian_bound` evaluates this dual point of (D) exactly (``psi_n(W_n)`` itself, below the chord that the LP
 charged, so the budget holds): the lower bound that certifies, whatever the tolerances of either solver.  At the
 conic master's optimum the weights ``W*`` lie inside the grid's hull and the chords' excess is ``~ eps^2 / 8``
-(:data:`GRID_STEPS`), so the bound meets the master's value.
+(:data:`GRID_STEPS`), so the bound meets the master's value.  With CVaR's bound (``W_n <= p_n / level``, no price)
+the grid is the interval's ends, its hull the whole interval; with ``theta2 = inf`` the single point ``p_n``.
+
+The linear program is a relaxation of the cuts' model, and that model can be nearly flat far from the conic master's
+box (cuts made without the ``y_l`` of features far from changing): its minimizer runs there (coefficients of 1e7 on
+audiology).  :meth:`MOTSlopeCuts.certificate` keeps ``theta`` within a large box (:data:`LP_BOX`; its bounds' duals
+are not part of the dual point, so a box that binds only means another round) and, at a minimizer far away, adds the
+pairs left out that would change there and the oracle's cuts, re-solving from the last basis until it comes back.
 """
 
 from __future__ import annotations
@@ -113,13 +120,13 @@ def mot_slope_cuts_apply(inst: DROInstance, divergence, theta1: float, theta2: f
     Wasserstein slope cuts' conditions (:func:`.slope_cuts.slope_cuts_apply`: a margin loss with finite Lipschitz
     constant, no attack or penalty, the mismatch cost adding over features, labels fixed or flipped in classification,
     at least two mutable categorical features, a numerical dual norm an LP writes, HiGHS installed), samples that move
-    (``theta1 < inf``), a price on the reweighting (``theta2 < inf``) by KL or chi-square, and at most
-    :data:`MAX_SAMPLES` samples."""
+    (``theta1 < inf``), the reweighting priced by KL or chi-square, bounded by CVaR's level, or fixed (``theta2 =
+    inf``), and at most :data:`MAX_SAMPLES` samples."""
     from .slope_cuts import slope_cuts_apply
     if not np.isfinite(theta1):
         return False, "no sample moves (theta1 = inf)"
-    if np.isfinite(theta2) and get_divergence(divergence).name not in ("kl", "chi2"):
-        return False, "the divergence is not KL or chi-square"
+    if np.isfinite(theta2) and get_divergence(divergence).name not in ("kl", "chi2", "cvar"):
+        return False, "the divergence is not KL, chi-square or CVaR's bound"
     if inst.n_samples > MAX_SAMPLES:
         return False, f"more than {MAX_SAMPLES:,} samples"
     return slope_cuts_apply(inst)
@@ -478,7 +485,10 @@ class _CertificateLP:
         N, p = inst.n_samples, inst.p
         W0 = np.maximum(np.asarray(weights, dtype=float), 0.0)
         W0 = W0 / W0.sum() if W0.sum() > 0 else p.copy()
-        if np.isfinite(cuts.theta2):
+        if np.isfinite(cuts.theta2) and cuts.divergence.free_reweighting:
+            # CVaR: the weights' bound W_n <= p_n / level and no price, so the grid's ends are the whole interval
+            grid, psi, ratio = np.column_stack([np.zeros(N), p / cuts.divergence.validated_level()]), np.zeros((N, 2)), 0.0
+        elif np.isfinite(cuts.theta2):
             factors = np.concatenate([[1.0], *[[1.0 - e, 1.0 + e] for e in GRID_STEPS]])
             grid = np.concatenate([np.zeros((N, 1)), W0[:, None] * factors[None, :]], axis=1)      # (N, G)
             psi = p[:, None] * cuts.divergence.value(grid / p[:, None])
