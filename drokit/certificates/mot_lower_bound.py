@@ -340,7 +340,7 @@ def mot_lp_multipliers(inst: DROInstance, rows: ConfigurationRows, intercept: fl
 
 def mot_certified_lower_bound(inst: DROInstance, atoms, intercept: float, coef: np.ndarray, *, rho: float,
                               theta1: float, theta2: float, divergence, upper: float = None, tol: float = 1e-7,
-                              worst=None, pool=None) -> LowerBound:
+                              worst=None, pool=None, linear_programs: bool = True) -> LowerBound:
     """The bound at the worst-case atoms of the model ``(intercept, coef)`` (``atoms``:
     :class:`~drokit.certificates.mot_worst_case.MOTAtoms`) with slopes ``L'(u_k)``, and with the weighted ERM's slopes
     (:func:`~drokit.certificates.erm_polish.polished_slopes`) where they apply; while that is not within ``tol`` of
@@ -351,7 +351,8 @@ def mot_certified_lower_bound(inst: DROInstance, atoms, intercept: float, coef: 
     the settled samples held (:func:`held_samples`: a program over the tied samples only, at any size), then over
     the whole set (at most :data:`~drokit.certificates.lower_bound.KKT_MAX_ROWS` rows), then by the linear programs of
     :func:`mot_lp_multipliers` (at most :data:`LP_MAX_ROWS` rows; the second, with more slopes per row, at most
-    :data:`LP_OFFSET_MAX_ENTRIES` entries).  The largest bound."""
+    :data:`LP_OFFSET_MAX_ENTRIES` entries; ``linear_programs=False``: not these, e.g. past a fit's time limit).  The
+    largest bound."""
     rows, mass = atoms.rows, atoms.mass
     slopes, room = initial_slopes(inst.loss, loss_arguments(inst, rows, intercept, coef))
     options = dict(rho=rho, theta1=theta1, theta2=theta2, divergence=divergence)
@@ -380,7 +381,7 @@ def mot_certified_lower_bound(inst: DROInstance, atoms, intercept: float, coef: 
         best = _best_of_plans(inst, plans, best, tried, intercept, coef, worst, lam, upper, tol, options)
         if upper - best.value <= tol * gap_scale(upper):
             return best
-    if worst is None:
+    if worst is None or not linear_programs:
         return best
     # the linear programs, once no conic restricted dual has closed the gap: over the same sets in turn
     for rows_ in sets:

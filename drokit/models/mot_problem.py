@@ -176,7 +176,7 @@ class CompiledMOT(CompiledBound):
                 # solver's default accuracy (LAD with numerical moves, 1,000 x 10: 3.8e-6 above).  The explicit dual
                 # point at the model may certify it (the tied samples' restricted dual: milliseconds); else once more
                 # at 1e-10 (LAD, 10,000 x 10: 10-14 s of retries, where the dual point certifies the first model)
-                early = self._lagrangian((worst.value, intercept, coef, worst, s), oracle, rows, gap_tol)
+                early = self._lagrangian((worst.value, intercept, coef, worst, s), oracle, rows, gap_tol, control)
                 if worst.value - early.value > gap_tol * gap_scale(worst.value):
                     early = None
                     again = solve_with_retries(backend, program, tight, verbose=control.solver_verbose,
@@ -222,7 +222,7 @@ class CompiledMOT(CompiledBound):
         if best is not None and _closes(certificate, best[0], gap_tol):
             bound = certificate                 # the explicit dual point that certified a model of the plane
         else:
-            bound = self._lagrangian(best, oracle, rows, gap_tol) if best is not None else None
+            bound = self._lagrangian(best, oracle, rows, gap_tol, control) if best is not None else None
             if certificate is not None and (bound is None or certificate.value > bound.value):
                 bound = certificate
         eval_time += time.perf_counter() - t_bound
@@ -320,7 +320,7 @@ class CompiledMOT(CompiledBound):
                                divergence=b.divergence)
         return intercept, coef, lam, s, worst
 
-    def _lagrangian(self, best, oracle, working, gap_tol: float):
+    def _lagrangian(self, best, oracle, working, gap_tol: float, control=None):
         """The explicit dual point's bound at the best model (module docstring, 4.); the restricted dual's candidate
         rows (:func:`~drokit.certificates.mot_lower_bound.candidate_sets`) are the worst case's, then those near each
         sample's maximum among every row (when they can be enumerated) or among the worst case's and the master's
@@ -336,7 +336,8 @@ class CompiledMOT(CompiledBound):
                 return enumerate_configurations(inst, nominal_only=bool(np.isinf(b.theta1)))
             return unique_rows(concat_rows([atoms.rows, working]))
         return mot_certified_lower_bound(inst, atoms, intercept, coef, upper=best[0], tol=gap_tol, worst=worst,
-                                         pool=pool, **options)
+                                         pool=pool, linear_programs=control is None or not control.should_stop(),
+                                         **options)
 
     def _result(self, best, lower, bound, history, stop, gap_tol, on_inaccurate, solver, program, rows, seconds,
                 eval_time, control, extra=None) -> FitResult:
