@@ -11,6 +11,7 @@ optimum."""
 
 from __future__ import annotations
 
+import warnings
 from types import SimpleNamespace
 
 import numpy as np
@@ -135,6 +136,7 @@ def test_slope_cuts_with_label_flips_and_numerical_moves(kappa, norm):
 
 
 def test_sample_weights_are_repeated_rows_on_every_path():
+    """Integer weights are repeated rows, a weight of 0 a row left out (no division by 0 on the way)."""
     w = np.array([1, 2, 1, 1, 3, 1, 1, 2, 1, 1, 1, 1])
     X = _frame()
     amb = dk.OTMoment(_metric(), theta1=1.0, theta2=1.0, divergence="kl", radius=RHO, exponent=1)
@@ -146,6 +148,13 @@ def test_sample_weights_are_repeated_rows_on_every_path():
         repeated = fit(X.loc[X.index.repeat(w)].reset_index(drop=True), np.repeat(Y, w))
         assert weighted.status == repeated.status == "optimal"
         assert weighted.objective == pytest.approx(repeated.objective, rel=2e-6)
+        zero = np.where(np.arange(w.size) == 3, 0, w)          # a weight of 0 is the row left out
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)
+            weighted = fit(X, Y, sample_weight=zero)
+        dropped = fit(X.loc[X.index.repeat(zero)].reset_index(drop=True), np.repeat(Y, zero))
+        assert weighted.status == dropped.status == "optimal"
+        assert weighted.objective == pytest.approx(dropped.objective, rel=2e-6)
 
 
 def _bound(theta2=1.0, loss="logistic"):

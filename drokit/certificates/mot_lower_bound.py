@@ -123,10 +123,10 @@ def mot_lagrangian_bound(inst: DROInstance, rows: ConfigurationRows, mass: np.nd
         lip = float(loss.lipschitz)
         spent += theta1 * (float(mass @ rows.cost) + (norm / lip if lip > 0 else (np.inf if norm > 0 else 0.0)))
     if np.isfinite(theta2) and not divergence.free_reweighting:
-        W = np.bincount(rows.sample, weights=mass, minlength=inst.n_samples) / p
-        spent += theta2 * float(p @ divergence.value(W))
+        W = _sample_weights(rows, mass, p)
+        spent += theta2 * (float(p[p > 0] @ divergence.value(W[p > 0])) if np.all(np.isfinite(W)) else np.inf)
     elif np.isfinite(theta2):       # a bound on the weights (CVaR): outside it the point is infeasible
-        W = np.bincount(rows.sample, weights=mass, minlength=inst.n_samples) / p
+        W = _sample_weights(rows, mass, p)
         if not np.all(np.isfinite(divergence.value(W))):
             return LowerBound(-np.inf, rows, mass, slopes, 1.0, residual)
     if spent <= rho:
@@ -134,6 +134,13 @@ def mot_lagrangian_bound(inst: DROInstance, rows: ConfigurationRows, mass: np.nd
     t = rho / spent if np.isfinite(spent) else 0.0
     at_zero = float(conjugate(loss, np.zeros(1))[0])
     return LowerBound(t * value - (1.0 - t) * at_zero, rows, mass, slopes, t, residual)
+
+
+def _sample_weights(rows, mass: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """Each sample's weight ``W_n = (sum of its masses) / p_n``: ``1`` for a sample of probability 0 without mass (it
+    adds no divergence), ``inf`` for one with mass (no distribution of the set puts mass there)."""
+    total = np.bincount(rows.sample, weights=mass, minlength=p.size)
+    return np.divide(total, p, out=np.where(total > 0, np.inf, 1.0), where=p > 0)
 
 
 def _label_floor(inst: DROInstance, theta1: float) -> float:
@@ -296,7 +303,8 @@ def mot_lp_multipliers(inst: DROInstance, rows: ConfigurationRows, intercept: fl
     N, p, K = inst.n_samples, inst.p, rows.size
     W = p * np.asarray(worst.weight, dtype=float) if np.isfinite(theta2) else p.copy()
     W = W / W.sum()
-    spent = theta2 * float(p @ divergence.value(W / p)) if np.isfinite(theta2) and not divergence.free_reweighting \
+    ratio_w = np.divide(W, p, out=np.ones_like(W), where=p > 0)            # a sample of weight 0 adds no term
+    spent = theta2 * float(p @ divergence.value(ratio_w)) if np.isfinite(theta2) and not divergence.free_reweighting \
         else 0.0
     A = row_matrix(inst, rows)
     S = sp.csr_matrix(A[:, free].multiply((sigma * slopes)[:, None])).T.tocsr()     # (F, K)

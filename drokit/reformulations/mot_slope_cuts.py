@@ -491,7 +491,8 @@ class _CertificateLP:
         elif np.isfinite(cuts.theta2):
             factors = np.concatenate([[1.0], *[[1.0 - e, 1.0 + e] for e in GRID_STEPS]])
             grid = np.concatenate([np.zeros((N, 1)), W0[:, None] * factors[None, :]], axis=1)      # (N, G)
-            psi = p[:, None] * cuts.divergence.value(grid / p[:, None])
+            ratio_w = np.divide(grid, p[:, None], out=np.ones_like(grid), where=p[:, None] > 0)   # weight 0: no term
+            psi = p[:, None] * cuts.divergence.value(ratio_w)
             ratio = cuts.theta2 / cuts.theta1
         else:                               # weights fixed at 1: W = p, no price
             grid, psi, ratio = p[:, None].copy(), np.zeros((N, 1)), 0.0
