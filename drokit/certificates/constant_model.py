@@ -189,7 +189,7 @@ def critical_point(inst: DROInstance, radius: Optional[float] = None):
 
 
 def constant_model_bound(inst: DROInstance, gap_tol: float) -> Optional[tuple]:
-    """``(b*, U0, LowerBound)`` when the radius is at least ``r_crit`` and the dual point's bound certifies ``U0`` to
+    """``(b*, U0, LowerBound, losses)`` (``losses``: every sample's ``L(y_n b*)``) when the radius is at least ``r_crit`` and the dual point's bound certifies ``U0`` to
     ``gap_tol`` (relative to ``max(|U0|, 1e-2)``), else ``None`` (module docstring)."""
     from ..gaps import gap_scale
     point = critical_point(inst, radius=float(inst.radius))
@@ -197,12 +197,13 @@ def constant_model_bound(inst: DROInstance, gap_tol: float) -> Optional[tuple]:
         return None
     r_crit, rows, mass, slopes, b = point
     y = np.asarray(inst.y, dtype=float)
-    upper = float(inst.p @ inst.loss.value(y * b))
+    losses = inst.loss.value(y * b)
+    upper = float(inst.p @ losses)
     bound: LowerBound = lagrangian_bound(inst, rows, mass, slopes, coef=np.zeros(inst.schema.n_encoded))
     if not np.isfinite(bound.value) or upper - bound.value > gap_tol * gap_scale(upper) or \
             bound.value > upper + 1e-9 * gap_scale(upper):
         return None
-    return b, upper, bound
+    return b, upper, bound, np.asarray(losses, dtype=float)
 
 
 __all__ = ["critical_point", "constant_model_bound", "constant_intercept"]

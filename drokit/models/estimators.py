@@ -367,7 +367,6 @@ class DROClassifier(ClassifierMixin, DROLinearModel):
 
     def predict(self, X) -> np.ndarray:
         if is_dask_collection(X):            # a Dask array of labels, one chunk per partition
-            check_is_fitted(self, "result_")
             return self._on_partitions(X, "predict", 0, np.asarray(self.classes_).dtype)
         scores = self.decision_function(X)   # first: raises NotFittedError before fit
         if scores.ndim == 2:

@@ -80,14 +80,12 @@ def constant_model_outcome(inst: DROInstance, gap_tol: float, log: Callable[[str
     found = constant_model_bound(inst, gap_tol)
     if found is None:
         return None
-    b, upper, bound = found
-    y = np.asarray(inst.y, dtype=float)
-    s = inst.loss.value(y * b)                       # lambda = 0: every sample's maximum is its own loss
+    b, upper, bound, s = found                       # lambda = 0: every sample's maximum is its own loss
     seconds = time.perf_counter() - t0
     log(f"constant model: radius {inst.radius:g} is beyond the critical radius; beta = 0, intercept {b:.9g}, "
         f"upper bound {upper:.9f}, lower bound {bound.value:.9f} (an explicit dual point), {seconds:.3f} s; no master")
     return CuttingPlaneOutcome(program=None, solution=None, intercept=float(b), coef=np.zeros(inst.schema.n_encoded),
-                               lam=0.0, s=np.asarray(s, dtype=float), lower_bound=float(bound.value),
+                               lam=0.0, s=s, lower_bound=float(bound.value),
                                upper_bound=float(upper), max_violation=0.0, converged=True,
                                working_rows=sample_major(enumerate_configurations(inst, nominal_only=True)),
                                phase_one_time=seconds, dual=bound)
