@@ -1,6 +1,7 @@
 """MOT-DRO's searches before and around the certifying masters (issue 23): MOT phase 1
 (``drokit/reformulations/mot_phase_one.py``: smoothed Newton on the KL dual over rows the oracle grows) and the
-slope-cut masters with their linear program's dual point (``drokit/reformulations/mot_slope_cuts.py``).
+slope-cut masters with their linear program's dual point (``drokit/reformulations/mot_slope_cuts.py``,
+``mot_slope_search.py``, ``mot_slope_certificate.py``).
 
 On a small nearly separable instance the plain masters over configuration rows (``search="none"``) do not certify
 within six rounds, where phase 1's rows let two do; every path's certified interval holds the independent
@@ -21,7 +22,9 @@ import pytest
 import drokit as dk
 from drokit.oracles import make_oracle
 from drokit.reformulations.mot_phase_one import _MOTSmoothed
-from drokit.reformulations.mot_slope_cuts import MOTSlopeCuts, mot_slope_cut_search
+from drokit.reformulations.mot_slope_certificate import mot_slope_certificate
+from drokit.reformulations.mot_slope_cuts import MOTSlopeCuts
+from drokit.reformulations.mot_slope_search import mot_slope_cut_search
 from drokit.reformulations.row_terms import parameter_layout
 from drokit.oracles.enumeration import concat_rows, enumerate_configurations, unique_rows
 from drokit.oracles.rows import row_margins
@@ -219,14 +222,14 @@ def test_slope_cuts_are_valid_and_the_certificate_is_a_bound():
         order = np.argsort(sep.rows.sample)
         slopes = inst.loss.derivative(row_margins(inst, sep.rows, float(theta[0]), theta[1:]))
         cuts.add_cuts(np.arange(inst.n_samples), sep.rows.flip[order], np.asarray(slopes)[order], theta, mu)
-    cuts._complete_pairs(points[0][0], points[0][1])
+    cuts.complete_pairs(points[0][0], points[0][1])
     for theta, mu in points + [(rng.normal(scale=5.0, size=cuts.n_theta), 0.5)]:
         S = np.empty(inst.n_samples)
         sep = oracle.separate(float(theta[0]), theta[1:], mu, np.zeros(inst.n_samples))
         S[sep.rows.sample] = sep.violation
         assert np.all(_cut_values(cuts, theta, mu) <= S + 1e-9)
     reference = _reference("kl")
-    bound, info = cuts.certificate(inst.p, oracle, 1e-9)
+    bound, info = mot_slope_certificate(cuts, inst.p, oracle, 1e-9)
     assert bound is None or bound.value <= reference + 1e-9
     start = dk.DROClassifier(ambiguity=dk.Wasserstein(_metric(), radius=RHO)).fit(_frame(), Y).result_
     found = mot_slope_cut_search(inst, oracle, SimpleNamespace(intercept=start.intercept, coef=start.coef, mu=1.0),

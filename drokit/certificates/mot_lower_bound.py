@@ -37,8 +37,9 @@ the tolerance): first over the tied samples alone, the settled ones held at thei
 the dual simplex solves exactly (:func:`mot_lp_multipliers`: each sample's mass at its worst-case weight, the slopes at
 ``L'(u_k)``, then also at ``L'(u_k +- d)``), with no cap of 2,000 rows and no interior-point residual for the repair
 to meet (nursery: every one of 10,368 samples tied, 24,192 candidate rows, certified in 1.8 s).  Any masses and slopes
-give a valid bound: these choices only make it tight.  The slope-cut masters of
-:mod:`drokit.reformulations.mot_slope_cuts` feed :func:`mot_lagrangian_bound` their own dual point (fractional rows).
+give a valid bound: these choices only make it tight.  The slope-cut masters' certificate
+(:mod:`drokit.reformulations.mot_slope_certificate`) feeds :func:`mot_lagrangian_bound` its own dual point (fractional
+rows).
 """
 
 from __future__ import annotations

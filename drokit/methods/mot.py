@@ -5,8 +5,8 @@ Compiled to the MOT-DRO program (D) of ``spec/mot-dro-training.md`` (:mod:`droki
 nominal rows, or over every configuration row when they are few (at most
 :data:`~.monolithic.MONOLITHIC_AUTO_LIMIT`); the driver (:class:`drokit.models.mot_problem.CompiledMOT`) starts from MOT
 phase 1's point and rows (:mod:`drokit.reformulations.mot_phase_one`), runs slope-cut masters on wide categorical data
-(:mod:`drokit.reformulations.mot_slope_cuts`), adds the rows the Wasserstein oracle finds at ``lambda theta1`` round by
-round (a cutting plane) and certifies each model by its exact worst-case risk
+(:mod:`drokit.reformulations.mot_slope_search`), adds the rows the Wasserstein oracle finds at ``lambda theta1``
+round by round (a cutting plane) and certifies each model by its exact worst-case risk
 (:mod:`drokit.certificates.mot_worst_case`) against an explicit dual point (:mod:`drokit.certificates.mot_lower_bound`).
 """
 

@@ -13,9 +13,10 @@ them (spec §7):
    nominal rows needed minutes);
 2. on wide categorical data (:data:`SLOPE_CUTS_FEATURES` mutable categorical features or more, at most
    :data:`SLOPE_CUTS_SAMPLES` samples; ``search="slope_cuts"``: wherever they apply) the slope-cut masters
-   (:mod:`drokit.reformulations.mot_slope_cuts`): Kelley's method with a cut per sample that covers every
-   configuration at one loss slope, conic masters in a box trust region, certified by the vertex dual point of a
-   linear relaxation evaluated exactly by :func:`~drokit.certificates.mot_lower_bound.mot_lagrangian_bound`
+   (:mod:`drokit.reformulations.mot_slope_search`): Kelley's method with a cut per sample that covers every
+   configuration at one loss slope (:mod:`drokit.reformulations.mot_slope_cuts`), conic masters in a box trust region,
+   certified by the vertex dual point of a linear relaxation (:mod:`drokit.reformulations.mot_slope_certificate`)
+   evaluated exactly by :func:`~drokit.certificates.mot_lower_bound.mot_lagrangian_bound`
    (audiology, 62 features: certified in seconds where the masters over rows were not after minutes); when they
    certify the fit ends there, else at most :data:`FALLBACK_ROUNDS` masters over configuration rows follow.
 
@@ -62,7 +63,8 @@ from ..oracles.enumeration import count_configuration_rows, enumerate_configurat
 from ..oracles.rows import concat_rows, take_rows, unique_rows
 from ..methods.mot import mot_program
 from ..reformulations.mot_phase_one import mot_phase_one, mot_phase_one_applies
-from ..reformulations.mot_slope_cuts import mot_slope_cut_search, mot_slope_cuts_apply
+from ..reformulations.mot_slope_cuts import mot_slope_cuts_apply
+from ..reformulations.mot_slope_search import mot_slope_cut_search
 from .compiled_bound import CompiledBound
 from .result import FitResult
 
@@ -235,7 +237,7 @@ class CompiledMOT(CompiledBound):
     def _search(self, oracle, backend, options, control, gap_tol: float, search: str, max_rounds: int,
                 auxiliary: dict):
         """MOT phase 1 (:mod:`drokit.reformulations.mot_phase_one`) and the slope-cut masters
-        (:mod:`drokit.reformulations.mot_slope_cuts`) where they apply (module docstring, 1. and 2.): ``(best, bound,
+        (:mod:`drokit.reformulations.mot_slope_search`) where they apply (module docstring, 1. and 2.): ``(best, bound,
         rows, program, history)`` -- the best model as the cutting plane keeps it (its exact worst case), the
         certificate's :class:`~drokit.certificates.lagrangian.LowerBound` (or None), the rows that seed the masters
         over configuration rows, the last conic program solved and the slope cuts' rounds -- or None when neither

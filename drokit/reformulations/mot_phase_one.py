@@ -30,7 +30,7 @@ new rows no longer matter (the exact value within ``10 tau`` of the smoothed mod
 
 It returns the best point, its exact value and the rows near their sample's maximum there: the start and the first
 working set of the cutting plane that certifies (:mod:`drokit.models.mot_problem`: the slope-cut masters of
-:mod:`.mot_slope_cuts`, or the masters over configuration rows).  Nursery (10,368 training rows, KL 0.05): the masters
+:mod:`.mot_slope_search`, or the masters over configuration rows).  Nursery (10,368 training rows, KL 0.05): the masters
 over nominal rows needed minutes; from phase 1's 23,764 rows one master certifies.
 """
 
