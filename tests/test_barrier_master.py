@@ -541,13 +541,13 @@ MUTATED = [i for i in range(0, len(CASES), 3)]     # 14 cases, every loss
 
 
 def _mutated_direction_source(old: str, new: str, **extra):
-    """``EpigraphBarrier.direction`` compiled again with ``old`` replaced by ``new`` in its source (``extra``:
-    names the new source uses)."""
-    src = textwrap.dedent(inspect.getsource(epi.EpigraphBarrier.direction))
-    assert old in src, f"the mutation target {old!r} is no longer in EpigraphBarrier.direction"
+    """``EpigraphBarrier.data_direction`` (the samples' part of ``direction``) compiled again with ``old`` replaced by
+    ``new`` in its source (``extra``: names the new source uses)."""
+    src = textwrap.dedent(inspect.getsource(epi.EpigraphBarrier.data_direction))
+    assert old in src, f"the mutation target {old!r} is no longer in EpigraphBarrier.data_direction"
     namespace = {}
     exec(compile(src.replace(old, new), epi.__file__, "exec"), {**vars(epi), **extra}, namespace)   # noqa: S102
-    return namespace["direction"]
+    return namespace["data_direction"]
 
 
 def _uncentered_gram(terms, idx, ss, mean_weight, gram_weight, project):
@@ -577,9 +577,9 @@ def _slopes_shifted(shift):
 
 
 MUTATIONS = {
-    "schur_without_G_gs": lambda: (epi.EpigraphBarrier, "direction", _mutated_direction_source(
+    "schur_without_G_gs": lambda: (epi.EpigraphBarrier, "data_direction", _mutated_direction_source(
         "g_s = self.p - np.add.reduceat(mw, self.starts)", "g_s = 0.0 * self.p")),
-    "schur_without_centering": lambda: (epi.EpigraphBarrier, "direction", _mutated_direction_source(
+    "schur_without_centering": lambda: (epi.EpigraphBarrier, "data_direction", _mutated_direction_source(
         "self.centered_gram(self.multi_terms, ss, w2, mu * w2, g_s)",
         "_uncentered_gram(self, self.multi_terms, ss, w2, mu * w2, g_s)", _uncentered_gram=_uncentered_gram)),
     "direction_x2.5": lambda: (epi.EpigraphBarrier, "direction", _scaled_direction(2.5)),

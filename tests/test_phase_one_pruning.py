@@ -64,7 +64,7 @@ def test_within_and_returning_match_independent_row_values(i):
     for _ in range(3):
         theta, free, barrier = _point(di, rng)
         intercept, coef, lam = p1.split_theta(di, theta)
-        master = p1._SmoothedMaster(di, rows, free, barrier)
+        master = p1.SmoothedMaster(di, rows, free, barrier)
         value = _row_values(inst, di, master.rows, intercept, coef, lam)
         top = np.full(di.n_samples, -np.inf)
         np.maximum.at(top, master.rows.sample, value)
@@ -76,7 +76,7 @@ def test_within_and_returning_match_independent_row_values(i):
             assert np.all(np.isin(np.unique(master.rows.sample), master.rows.sample[got]))   # every max kept
         # the reserve: every row outside a master of the per-sample maximizers only
         keep = master.within(theta, 0.0)
-        small = p1._SmoothedMaster(di, take_rows(master.rows, keep), free, barrier)
+        small = p1.SmoothedMaster(di, take_rows(master.rows, keep), free, barrier)
         reserve = take_rows(master.rows, np.setdiff1d(np.arange(master.rows.size), keep))
         lam_f = max(lam, lambda_floor(di, coef))
         sep = oracle.separate(intercept, coef, lam_f, np.zeros(di.n_samples))

@@ -149,23 +149,34 @@ class EpigraphBarrier(RowTerms):
         ``(theta, s)`` moved ``s_n`` by the linearization ``G_n . dtheta``, which brought a sample's other rows to
         their boundary, so steps were halved for 20-36 steps on synthetic 10 + 10, N = 100,000, and single-term
         slacks lagged ``mu`` after every cut.  The last item is what :meth:`direction` needs at ``theta``."""
-        if not self.barrier.feasible(theta) or (self.box is not None and not self.box.feasible(theta)):
+        if not epigraph_feasible(self, theta):
             return np.inf, None, None
+        value, s, at = self.data_settled(theta, mu)
+        if s is None:
+            return np.inf, None, None
+        return value + epigraph_global_value(self, theta, mu), s, at
+
+    def data_settled(self, theta: np.ndarray, mu: float):
+        """The samples' part of :meth:`settled`: ``(sum_n p_n s*_n - mu sum_r log d_r, s*, (slacks, margins u))``
+        (``(inf, None, None)`` where a slack is not positive); a sum over samples (:mod:`.partition_fit`)."""
         u, ell, _, _ = self.terms(theta, derivatives=False)
         v = ell - theta[-1] * self.cost
         s, slack = self.epigraph(v, mu)
         if not np.all(slack > 0):
             return np.inf, None, None
-        bv = self.barrier.value(theta, mu)
-        if self.box is not None:
-            bv += self.box(theta, mu)[0]
-        value = float(theta[-1] * self.inst.radius + self.p @ s - mu * np.sum(np.log(slack)) + bv)
-        return value + self._prox(theta), s, (slack, u)
+        return float(self.p @ s - mu * np.sum(np.log(slack))), s, (slack, u)
 
     def direction(self, theta: np.ndarray, s: np.ndarray, mu: float, at: Optional[tuple] = None):
         """``(dtheta, decrement^2, weights w_r, slopes)`` of the reduced Newton step at ``(theta, s)``, ``s`` the
         exact epigraph levels :meth:`epigraph` (``g_s`` is then 0 up to their rounding; it is kept in the reduced
         gradient)."""
+        g_red, S, w, slope = self.data_direction(theta, s, mu, at)
+        dtheta, decrement2 = epigraph_step(self, theta, mu, g_red, S)
+        return dtheta, decrement2, w, slope
+
+    def data_direction(self, theta: np.ndarray, s: np.ndarray, mu: float, at: Optional[tuple] = None):
+        """The samples' part of :meth:`direction`: ``(reduced gradient, Schur complement, w, slopes)`` without
+        ``lambda eps``, the barriers and the proximal term (sums over samples: :mod:`.partition_fit`)."""
         D = theta.size
         if at is None:
             slack, slope, curv = self.slacks(theta, s)
@@ -184,20 +195,11 @@ class EpigraphBarrier(RowTerms):
         term_weight[one] += g_s[lone]
         g_t = np.empty(D)
         g_t[:-1] = self.matvec_T(term_weight * ss)
-        g_t[-1] = self.inst.radius - float(term_weight @ self.cost)
-        bv, bg, bh = self.barrier(theta, mu)
-        g_t += bg
-        if self.box is not None:
-            _, box_g, box_h = self.box(theta, mu)
-            g_t += box_g
-            bh = bh + np.diag(box_h)
-        if self.prox:
-            g_t += self.prox * (theta - self.center)
-            bh = bh + self.prox * np.eye(D)
+        g_t[-1] = -float(term_weight @ self.cost)
         # G_n: w^2-weighted means of J_r = [ss_r a_r, -c_r] per sample with two terms or more (the single-term
         # samples' G_n are never built row by row: at N = 100,000 that copy was 29 % of a Newton step)
-        S = bh.copy()
-        g_red = g_t.copy()
+        S = np.zeros((D, D))
+        g_red = g_t
         if self.multi_terms.size:
             gram, G_gs = self.centered_gram(self.multi_terms, ss, w2, mu * w2, g_s)
             S += gram
@@ -205,14 +207,50 @@ class EpigraphBarrier(RowTerms):
         if curv is not None:
             weight = mw * curv
             S[:-1, :-1] += self.curvature_gram(np.where(weight > CURVATURE_DROP * self.p[self.segment], weight, 0.0))
-        free = self.free
-        Sf = S[np.ix_(free, free)]
-        diag = np.sqrt(np.maximum(np.diag(Sf), 1e-300))
-        try:
-            step = np.linalg.solve(Sf / np.outer(diag, diag) + 1e-13 * np.eye(free.size), -g_red[free] / diag) / diag
-        except np.linalg.LinAlgError:
-            step = -g_red[free] / diag ** 2
-        dtheta = np.zeros(D)
-        dtheta[free] = step
-        decrement2 = -float(g_red @ dtheta)
-        return dtheta, decrement2, w, slope
+        return g_red, S, w, slope
+
+
+def epigraph_feasible(master, theta: np.ndarray) -> bool:
+    """Whether ``theta`` is inside the cone barrier's region and the trust box (``master.box``, if any)."""
+    return master.barrier.feasible(theta) and (master.box is None or master.box.feasible(theta))
+
+
+def epigraph_global_value(master, theta: np.ndarray, mu: float) -> float:
+    """The parts of ``phi_mu`` that are not sums over samples: ``lambda eps``, the cone barrier, the trust box's and
+    the proximal term (``master``: anything with ``inst.radius``, ``barrier``, ``box``, ``center``, ``prox``)."""
+    value = float(theta[-1] * master.inst.radius) + master.barrier.value(theta, mu)
+    if master.box is not None:
+        value += master.box(theta, mu)[0]
+    if master.prox:
+        d = theta - master.center
+        value += 0.5 * master.prox * float(d @ d)
+    return value
+
+
+def epigraph_step(master, theta: np.ndarray, mu: float, g_red: np.ndarray, S: np.ndarray):
+    """``(dtheta, decrement^2)``: the reduced Newton step from the samples' reduced gradient and Schur complement
+    (:meth:`EpigraphBarrier.data_direction`, or their sums over partitions) completed with ``lambda eps``, the
+    barriers and the proximal term, solved on the free coordinates (diagonally scaled)."""
+    D = theta.size
+    g_red = g_red.copy()
+    g_red[-1] += float(master.inst.radius)
+    _, bg, bh = master.barrier(theta, mu)
+    g_red += bg
+    S = S + bh
+    if master.box is not None:
+        _, box_g, box_h = master.box(theta, mu)
+        g_red += box_g
+        S = S + np.diag(box_h)
+    if master.prox:
+        g_red += master.prox * (theta - master.center)
+        S = S + master.prox * np.eye(D)
+    free = master.free
+    Sf = S[np.ix_(free, free)]
+    diag = np.sqrt(np.maximum(np.diag(Sf), 1e-300))
+    try:
+        step = np.linalg.solve(Sf / np.outer(diag, diag) + 1e-13 * np.eye(free.size), -g_red[free] / diag) / diag
+    except np.linalg.LinAlgError:
+        step = -g_red[free] / diag ** 2
+    dtheta = np.zeros(D)
+    dtheta[free] = step
+    return dtheta, -float(g_red @ dtheta)

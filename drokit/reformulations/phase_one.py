@@ -120,7 +120,7 @@ INEXACT = 0.1
 #: (8.5 s in all, was past 15 min).  Fits that settle need 1-5 per temperature (synthetic 10 + 10, census-like)
 FLOOR_SOLVES = 6
 #: the Hessian's Gram products skip the terms whose softmax weight is below this times ``tau``
-#: (:meth:`_SmoothedMaster.derivatives`)
+#: (:meth:`SmoothedMaster.derivatives`)
 HESSIAN_DROP = 1e-12
 #: at each lower temperature the working set keeps the rows within ``PRUNE_GAP max(1, |F|)`` of their sample's
 #: maximum at the current point; the others wait in a reserve and come back after any solve that brings them within
@@ -136,7 +136,32 @@ HESSIAN_DROP = 1e-12
 PRUNE_GAP = 1.0
 
 
-class _SmoothedMaster(RowTerms):
+def smoothed_global_value(master, theta: np.ndarray, mu: float) -> float:
+    """The parts of ``F_tau`` that are not sums over samples: ``lambda eps``, the cone barrier and the proximal term
+    ``prox / 2 ||theta - center||^2`` (``master``: anything with ``inst.radius``, ``barrier``, ``center``, ``prox``)."""
+    value = theta[-1] * float(master.inst.radius) + master.barrier.value(theta, mu)
+    if master.prox:
+        d = theta - master.center
+        value += 0.5 * master.prox * float(d @ d)
+    return value
+
+
+def smoothed_global_terms(master, theta: np.ndarray, mu: float, value: float, grad: np.ndarray, hess: np.ndarray):
+    """``(value, grad, hess)`` of the samples' part (:meth:`SmoothedMaster.data_derivatives`, or its sum over
+    partitions) completed with ``lambda eps``, the cone barrier and the proximal term."""
+    bv, bg, bh = master.barrier(theta, mu)
+    value = value + theta[-1] * float(master.inst.radius) + bv
+    grad, hess = grad + bg, hess + bh
+    grad[-1] += float(master.inst.radius)
+    if master.prox:
+        d = theta - master.center
+        value += 0.5 * master.prox * float(d @ d)
+        grad = grad + master.prox * d
+        hess[np.diag_indices_from(hess)] += master.prox
+    return value, grad, hess
+
+
+class SmoothedMaster(RowTerms):
     """``F_tau`` over a working set (module docstring, item 2), with value, gradient and Hessian."""
 
     def __init__(self, inst: DROInstance, rows: ConfigurationRows, free: np.ndarray, barrier: ConeBarrier):
@@ -149,18 +174,16 @@ class _SmoothedMaster(RowTerms):
     def value(self, theta: np.ndarray, tau: float, mu: float) -> float:
         if not self.barrier.feasible(theta):
             return np.inf
+        return self.data_value(theta, tau) + smoothed_global_value(self, theta, mu)
+
+    def data_value(self, theta: np.ndarray, tau: float) -> float:
+        """The samples' part of ``F_tau``: ``sum_n p_n tau log sum_{r in W_n} exp(v_r / tau)`` (a sum over samples:
+        on partitioned data each partition returns its own, :mod:`.partition_fit`)."""
         _, ell, _, _ = self.terms(theta, derivatives=False)
         v = ell - theta[-1] * self.cost
         top = np.maximum.reduceat(v, self.starts)
         phi = top + tau * np.log(np.add.reduceat(np.exp((v - top[self.segment]) / tau), self.starts))
-        bv = self.barrier.value(theta, mu)
-        return theta[-1] * self.inst.radius + float(self.segment_p @ phi) + bv + self._prox(theta)
-
-    def _prox(self, theta: np.ndarray) -> float:
-        if not self.prox:
-            return 0.0
-        d = theta - self.center
-        return 0.5 * self.prox * float(d @ d)
+        return float(self.segment_p @ phi)
 
     def _softmax(self, theta: np.ndarray, tau: float):
         """Per term: ``u``, the loss slope and curvature, ``v = l - lambda c``, the per-sample softmax
@@ -181,13 +204,17 @@ class _SmoothedMaster(RowTerms):
         with two such terms or more (a sample with one term has ``p = 1`` and contributes 0) -- near the
         optimum, the tied samples only.  A dropped term changes an entry by at most
         ``HESSIAN_DROP |J_r|^2``: a Newton direction, not a value, so the line search is unaffected."""
-        inst = self.inst
+        value, grad, hess = self.data_derivatives(theta, tau)
+        return smoothed_global_terms(self, theta, mu, value, grad, hess)
+
+    def data_derivatives(self, theta: np.ndarray, tau: float):
+        """The samples' part of :meth:`derivatives` (no ``lambda eps``, barrier or proximal term): sums over samples."""
         _, slope, curv, v, p, phi = self._softmax(theta, tau)
         ss = slope * self.sigma
         wp = p * self.term_p                  # softmax weights times the sample weight p_n
         grad = np.empty(theta.size)
         grad[:-1] = self.matvec_T(wp * ss)
-        grad[-1] = -float(wp @ self.cost) + inst.radius
+        grad[-1] = -float(wp @ self.cost)
         keep = np.flatnonzero(p > HESSIAN_DROP * tau)
         hess = np.zeros((theta.size, theta.size))
         seg = self.segment[keep]
@@ -196,13 +223,7 @@ class _SmoothedMaster(RowTerms):
             hess += self.centered_gram(multi, ss, p, wp / tau)[0]
         if curv is not None:
             hess[:-1, :-1] += self.curvature_gram(np.where(p > HESSIAN_DROP * tau, wp * curv, 0.0))
-        bv, bg, bh = self.barrier(theta, mu)
-        value = theta[-1] * inst.radius + float(self.segment_p @ phi) + bv + self._prox(theta)
-        grad, hess = grad + bg, hess + bh
-        if self.prox:
-            grad = grad + self.prox * (theta - self.center)
-            hess[np.diag_indices_from(hess)] += self.prox
-        return value, grad, hess
+        return float(self.segment_p @ phi), grad, hess
 
     def within(self, theta: np.ndarray, gap: float) -> np.ndarray:
         """The rows (indices into ``self.rows``) whose value ``l - lambda c`` at ``theta`` is within ``gap`` of their
@@ -226,7 +247,7 @@ class _SmoothedMaster(RowTerms):
         return self.row_dual(p, slope)
 
 
-def damped_newton(master: _SmoothedMaster, theta: np.ndarray, tau: float, mu: float,
+def damped_newton(master: SmoothedMaster, theta: np.ndarray, tau: float, mu: float,
             max_steps: int = 60, tol: Optional[float] = None) -> Tuple[np.ndarray, int]:
     """Newton's method with Levenberg-Marquardt damping ``(H + nu I) d = -g`` on the free coordinates.
 
@@ -273,7 +294,7 @@ def damped_newton(master: _SmoothedMaster, theta: np.ndarray, tau: float, mu: fl
 
 
 def _returning(inst: DROInstance, reserve: ConfigurationRows, theta: np.ndarray, sep, gap: float,
-               master: _SmoothedMaster) -> Tuple[ConfigurationRows, Optional[ConfigurationRows]]:
+               master: SmoothedMaster) -> Tuple[ConfigurationRows, Optional[ConfigurationRows]]:
     """``(reserve left, rows back or None)``: the pruned rows (:data:`PRUNE_GAP`) whose value ``l_k - lam' c_k`` is
     within ``gap`` of their sample's exact maximum at ``theta`` (``sep.violation``, at ``lam' = max(lambda,
     lambda_min)``), less those already in ``master``."""
@@ -313,7 +334,7 @@ def phase_one(inst: DROInstance, oracle, *, tau0: float = 1e-1, tau_min: float =
     (:data:`FLOOR_SOLVES`); phase 1 then stops unconverged (its point and the maximizers there seed the conic masters).
 
     ``certify_tol``: also try to *certify* the point: at ``tau_min`` the smoothed dual point
-    (:meth:`_SmoothedMaster.dual_point`) gives a Lagrangian lower bound, and the fit needs no master when
+    (:meth:`SmoothedMaster.dual_point`) gives a Lagrangian lower bound, and the fit needs no master when
     ``upper - lower <= certify_tol max(|upper|, 1e-2)`` (small or tie-free problems).  Smaller temperatures do
     not pay: Newton's region of fast convergence on ``F_tau`` shrinks with ``tau`` (60-step stalls below
     1e-5 on synthetic 10 + 10, N = 10,000); :mod:`.barrier_master` takes over from here.
@@ -343,7 +364,7 @@ def phase_one(inst: DROInstance, oracle, *, tau0: float = 1e-1, tau_min: float =
     upper, sep = exact(theta)
     best, best_sep = theta.copy(), sep
     rows = concat_rows([enumerate_configurations(inst, nominal_only=True), sep.rows])
-    master = _SmoothedMaster(inst, unique_rows(rows), free, barrier)
+    master = SmoothedMaster(inst, unique_rows(rows), free, barrier)
     scale = max(1.0, abs(upper))
     tau, calls, steps, solves = tau0 * scale, 1, 0, 0
     floor = tau_min * scale
@@ -390,7 +411,7 @@ def phase_one(inst: DROInstance, oracle, *, tau0: float = 1e-1, tau_min: float =
             if returning is not None:      # an oracle row may be back from the reserve too
                 grown = unique_rows(concat_rows([grown, returning]))
             master = None          # the old design is freed before the new one is built (peak memory at N = 1M)
-            master = _SmoothedMaster(inst, grown, free, barrier)
+            master = SmoothedMaster(inst, grown, free, barrier)
         if certify_tol is not None and upper - lower <= certify_tol * gap_scale(upper):
             converged = certified = True
             break
@@ -417,7 +438,7 @@ def phase_one(inst: DROInstance, oracle, *, tau0: float = 1e-1, tau_min: float =
                 pruned = take_rows(rows_now, np.flatnonzero(gone))
                 reserve = pruned if reserve is None else concat_rows([reserve, pruned])
                 master = None      # freed before the smaller design is built
-                master = _SmoothedMaster(inst, take_rows(rows_now, keep), free, barrier)
+                master = SmoothedMaster(inst, take_rows(rows_now, keep), free, barrier)
             tau = floor if tau * 0.1 < 1.01 * floor else tau * 0.1
             unsettled = settled_at_tau = 0
     intercept, coef, lam = split_theta(inst, best)
