@@ -99,7 +99,9 @@ SPLIT_SEARCH_MAX = 20
 class LowerBound:
     """A certified lower bound ``value`` on the optimal value and the dual point that proves it: the rows,
     their masses and slopes after the repair, the budget mixing weight ``scale`` (1 = no mixing) and the
-    largest free-column residual ``|g_F|`` left (rounding); ``search``: what the search that found it tried."""
+    largest free-column residual ``|g_F|`` left (rounding); ``search``: what the search that found it tried.
+    The rows, masses and slopes are ``None`` where the point stays on a distributed fit's partitions
+    (:func:`~drokit.certificates.partitioned_bound.partitioned_lagrangian_bound`)."""
 
     value: float
     rows: "ConfigurationRows | FractionalRows"
@@ -278,8 +280,7 @@ def lagrangian_bound(inst: DROInstance, rows: ConfigurationRows, mass: np.ndarra
         return LowerBound(-np.inf, rows, mass, slopes, 1.0, float(np.max(np.abs(g0[exact]), initial=0.0)))
     S_c = float(mass @ rows.cost)
     # at radius 0 the ball holds P_N and its costless moves: masses on costly rows are mixed away (t = 0)
-    lam0 = loss.lipschitz / float(inst.metric.kappa) \
-        if not inst.is_classification and np.isfinite(inst.metric.kappa) else 0.0
+    lam0 = label_floor(inst, loss)
 
     def evaluated(slopes_: np.ndarray) -> LowerBound:
         g, residual, met = column_sums(A, mass, sigma, slopes_, plain)
@@ -312,6 +313,30 @@ def lagrangian_bound(inst: DROInstance, rows: ConfigurationRows, mass: np.ndarra
     return bound
 
 
+def label_floor(inst: DROInstance, loss) -> float:
+    """``lam_0 = lip(L) / kappa``, the floor of the transport multiplier in regression with a finite label cost (the
+    label moves at ``kappa |y - y'|``), else 0 (module docstring)."""
+    return loss.lipschitz / float(inst.metric.kappa) \
+        if not inst.is_classification and np.isfinite(inst.metric.kappa) else 0.0
+
+
+def budget_value(loss, base: float, S_c: float, norm: float, eps: float, lam0: float, total_p: float):
+    """``(value, t)``: the Lagrangian's minimum over ``lam`` (``>= lam_0``, the cone ``lip ||Gamma^{-1} beta_L||_* <=
+    lam``) of a point with the free columns repaired, no penalty and no attack: ``base = sum_k m_k (-alpha_k shift_k -
+    L*(alpha_k))``, the budget ``spent = S_c + norm / lip`` (``norm = N(Gamma g_L)``, :func:`priced_norm`; ``inf`` when
+    ``lip = 0`` and ``norm > 0``).  Within the budget ``base + lam_0 (eps - spent)``, ``t = 1``; overspent, the point
+    mixed with the nominal rows at slope 0, ``t = eps / spent`` (0 for an infinite ``spent``): ``t base - (1 - t)
+    (sum_n p_n) L*(0)`` (module docstring, step 3; ``total_p = sum_n p_n``).  The penalized and attacked cases add to
+    it (:func:`_budget_bound`)."""
+    lip = float(loss.lipschitz)
+    spent = S_c + (norm / lip if lip > 0 else (np.inf if norm > 0 else 0.0))
+    if spent <= eps:
+        return base + lam0 * (eps - spent), 1.0
+    t = eps / spent if np.isfinite(spent) else 0.0
+    at_zero = float(conjugate(loss, np.zeros(1))[0])
+    return t * base - (1.0 - t) * total_p * at_zero, t
+
+
 def _budget_target(inst: DROInstance, g_L: np.ndarray, limited: np.ndarray, S_c: float, lip: float):
     """The norm-priced columns' sums ``g_L`` scaled so that the budget holds, ``S_c + N(Gamma g_L) / lip = eps (1 -
     1e-12)`` (``N`` the ground norm over the numerical columns); ``None`` when the transport cost alone overspends
@@ -321,6 +346,11 @@ def _budget_target(inst: DROInstance, g_L: np.ndarray, limited: np.ndarray, S_c:
     if not (size > 0 and left > 0):
         return None
     return g_L * min(1.0, left / size)
+
+
+#: :func:`_budget_target` under a public name (for :mod:`.partitioned_bound`; :func:`lagrangian_bound` calls the
+#: private one, which tests replace)
+budget_target = _budget_target
 
 
 def priced_norm(inst: DROInstance, limited: np.ndarray):
@@ -403,15 +433,9 @@ def _budget_bound(inst: DROInstance, rows, mass, slopes, residual, value, g, pri
         rest = g_L - g2
         if attack is not None:
             rest = rest - attack_offset(rest, attack[1], attack[0], gamma, p_norm, norm=numerical, columns=columns)
-        norm = weighted(rest)
-        spent = S_c + (norm / lip if lip > 0 else (np.inf if norm > 0 else 0.0))
-        if spent <= eps:
-            relief = penalty_relief(g[priced], l1, l2) + penalty_relief(g2, l1, l2)
-            return base + lam0 * (eps - spent) + relief, 1.0
-        t = eps / spent if np.isfinite(spent) else 0.0
-        at_zero = float(conjugate(loss, np.zeros(1))[0])
-        relief = penalty_relief(t * g[priced], l1, l2) + penalty_relief(t * g2, l1, l2)
-        return t * base - (1.0 - t) * float(np.sum(inst.p)) * at_zero + relief, t
+        value, t = budget_value(loss, base, S_c, weighted(rest), eps, lam0, float(np.sum(inst.p)))
+        # the penalty's relief of the (mixed: t < 1) sums; t = 1 within the budget
+        return value + (penalty_relief(t * g[priced], l1, l2) + penalty_relief(t * g2, l1, l2)), t
 
     best, scale = bound_with(np.zeros(limited.size))
     splits = []

@@ -18,7 +18,9 @@ columns' current values where the rows allow):
    into the domain (:func:`_bvls_repair`; the smooth hinge's rows at its flat pieces' slopes 0 and -1 needed it on
    hepatitis);
 
-each followed by at most two least-norm corrections of the residual within the domain.
+each followed by at most two least-norm corrections of the residual within the domain.  The order of these steps is
+:func:`repair_steps`'s, over operations on slope vectors: arrays here, vectors held by a distributed fit's partitions in
+:mod:`.partitioned_bound` (which has no step 3).
 """
 
 from __future__ import annotations
@@ -40,6 +42,9 @@ BVLS_MAX_ROWS = 1_000
 
 #: its weight on the conditions against the size of the change (relative to the masses' scale)
 BVLS_WEIGHT = 1e6
+
+#: :func:`_bounded_repair` gives up after this many rounds of its active set
+BOUNDED_MAX_ITER = 30
 
 #: :func:`weighted_gram` densifies a design of at most this many entries (256 MB)
 DENSE_GRAM_LIMIT = 32_000_000
@@ -81,7 +86,13 @@ def column_sums(A: sp.csr_matrix, mass, sigma, slopes, exact: np.ndarray):
     ``max(1, max |m alpha|)``): the check every Lagrangian bound makes after its repair."""
     g = A.T @ (mass * slopes * sigma)
     residual = float(np.max(np.abs(g[exact]), initial=0.0))
-    return g, residual, residual <= RESIDUAL_RTOL * max(1.0, float(np.max(np.abs(mass * slopes), initial=0.0)))
+    return g, residual, within_rounding(residual, float(np.max(np.abs(mass * slopes), initial=0.0)))
+
+
+def within_rounding(residual: float, largest: float) -> bool:
+    """Whether a residual of the conditions is rounding: at most :data:`RESIDUAL_RTOL` times ``max(1, largest)``,
+    ``largest = max_k |m_k alpha_k|`` (the scale of the terms summed into ``g``)."""
+    return residual <= RESIDUAL_RTOL * max(1.0, largest)
 
 
 def repair_free_columns(A_C: sp.csr_matrix, target: np.ndarray, mass, sigma, slopes, room, lo, hi,
@@ -93,41 +104,70 @@ def repair_free_columns(A_C: sp.csr_matrix, target: np.ndarray, mass, sigma, slo
     conditions."""
     if A_C.shape[1] == 0:
         return slopes
+    last = (lambda: _bvls_repair(A_C, target, mass, sigma, slopes, lo, hi)) \
+        if bvls and A_C.shape[0] <= BVLS_MAX_ROWS else None
+    return repair_steps(_ArrayRepair(A_C, target, mass, sigma, lo, hi), slopes, room, last)
 
-    def residual(alpha) -> float:
-        return float(np.max(np.abs(A_C.T @ (mass * alpha * sigma) - target)))
 
-    def met(alpha) -> bool:
-        return residual(alpha) <= RESIDUAL_RTOL * max(1.0, float(np.max(np.abs(mass * alpha), initial=0.0)))
+def repair_steps(ops, slopes, room, last_resort=None):
+    """The order of :func:`repair_free_columns`'s steps, over the operations ``ops`` on slope vectors (arrays here;
+    the names of vectors held by a fit's partitions in :mod:`.partitioned_bound`): ``ops.met(alpha)``, whether the
+    conditions hold up to rounding (:func:`within_rounding`); ``ops.residual(alpha)``, their largest violation;
+    ``ops.least_norm(alpha, room)``, the least-norm step within ``room`` (``None``: within the slope domain's room
+    at ``alpha``, :func:`slope_room`), or ``None`` when it leaves it; ``ops.bounded(alpha)``, the active-set change
+    (:func:`_bounded_repair`), or ``None``.  ``last_resort()``: a last candidate (:func:`_bvls_repair`), or None.
 
+    The least-norm step within ``room``, else the active-set change, else the last resort, each followed by at most
+    two corrections of the residual within the domain (a least-norm step, or the active-set change from there when
+    that step fails or misses, whichever leaves less); ``None`` if none meets the conditions."""
     def refined(alpha):
         for _ in range(2):
-            if met(alpha):
+            if ops.met(alpha):
                 return alpha
-            step = _least_norm_step(A_C, target, mass, sigma, alpha, slope_room(alpha, lo, hi), lo, hi)
-            if step is None or not met(step):
+            step = ops.least_norm(alpha, None)
+            if step is None or not ops.met(step):
                 # near a singular Gram the least-norm step leaves the room or drops the directions that remain
                 # (lymphography, kappa = 1, radius 1e-4: 1.6e-12 left, a 1e-12 tolerance): an active-set pass
                 # from here, whichever leaves less
-                polish = _bounded_repair(A_C, target, mass, sigma, alpha, lo, hi)
-                if polish is not None and (step is None or residual(polish) < residual(step)):
+                polish = ops.bounded(alpha)
+                if polish is not None and (step is None or ops.residual(polish) < ops.residual(step)):
                     step = polish
             if step is None:
                 break
             alpha = step
-        return alpha if met(alpha) else None
+        return alpha if ops.met(alpha) else None
 
-    if met(slopes):
+    if ops.met(slopes):
         return slopes
-    first = _least_norm_step(A_C, target, mass, sigma, slopes, room, lo, hi)
+    first = ops.least_norm(slopes, room)
     out = refined(first) if first is not None else None
     if out is None:
-        bounded = _bounded_repair(A_C, target, mass, sigma, slopes, lo, hi)
+        bounded = ops.bounded(slopes)
         out = refined(bounded) if bounded is not None else None
-    if out is None and bvls and A_C.shape[0] <= BVLS_MAX_ROWS:
-        candidate = _bvls_repair(A_C, target, mass, sigma, slopes, lo, hi)
+    if out is None and last_resort is not None:
+        candidate = last_resort()
         out = refined(candidate) if candidate is not None else None
     return out
+
+
+class _ArrayRepair:
+    """:func:`repair_steps`'s operations on slope arrays, for the conditions ``A_C^T (m alpha sigma) = target``."""
+
+    def __init__(self, A_C, target, mass, sigma, lo, hi):
+        self.A_C, self.target, self.mass, self.sigma, self.lo, self.hi = A_C, target, mass, sigma, lo, hi
+
+    def residual(self, alpha) -> float:
+        return float(np.max(np.abs(self.A_C.T @ (self.mass * alpha * self.sigma) - self.target)))
+
+    def met(self, alpha) -> bool:
+        return within_rounding(self.residual(alpha), float(np.max(np.abs(self.mass * alpha), initial=0.0)))
+
+    def least_norm(self, alpha, room):
+        room = slope_room(alpha, self.lo, self.hi) if room is None else room
+        return _least_norm_step(self.A_C, self.target, self.mass, self.sigma, alpha, room, self.lo, self.hi)
+
+    def bounded(self, alpha):
+        return _bounded_repair(self.A_C, self.target, self.mass, self.sigma, alpha, self.lo, self.hi)
 
 
 def _bvls_repair(A_C, target, mass, sigma, alpha, lo, hi) -> Optional[np.ndarray]:
@@ -173,18 +213,25 @@ def weighted_gram(A: sp.csr_matrix, w: np.ndarray) -> np.ndarray:
     return sparse_gram(A, root)
 
 
+def gram_solve(gram: np.ndarray, rhs: np.ndarray) -> Optional[np.ndarray]:
+    """A least-squares solution ``c`` of ``gram c = rhs`` with the near-null directions dropped (singular values below
+    ``1e-12`` of the largest: no huge steps); ``None`` when either is not finite or the solver fails."""
+    if not (np.all(np.isfinite(gram)) and np.all(np.isfinite(rhs))):
+        return None
+    try:
+        return np.linalg.lstsq(gram, rhs, rcond=1e-12)[0]
+    except np.linalg.LinAlgError:
+        return None
+
+
 def _least_norm_step(A_C, target, mass, sigma, alpha, room, lo, hi) -> Optional[np.ndarray]:
     """``alpha + r sigma (A_C c)`` with ``c`` solving ``A_C^T diag(m r) A_C c = target - A_C^T (m alpha sigma)``;
     ``None`` when some ``|(A_C c)_k| > 1`` (the step would leave the room)."""
     g = A_C.T @ (mass * alpha * sigma) - target
     if not np.any(g):
         return alpha
-    gram = weighted_gram(A_C, mass * room)
-    if not (np.all(np.isfinite(gram)) and np.all(np.isfinite(g))):
-        return None
-    try:
-        c = np.linalg.lstsq(gram, -g, rcond=1e-12)[0]   # drop the near-null directions: no huge steps
-    except np.linalg.LinAlgError:
+    c = gram_solve(weighted_gram(A_C, mass * room), -g)
+    if c is None:
         return None
     step = np.asarray(A_C @ c).ravel()
     if not np.all(np.abs(step) <= 1.0):
@@ -192,7 +239,7 @@ def _least_norm_step(A_C, target, mass, sigma, alpha, room, lo, hi) -> Optional[
     return np.clip(alpha + room * sigma * step, lo, hi)
 
 
-def _bounded_repair(A_C, target, mass, sigma, alpha, lo, hi, max_iter: int = 30) -> Optional[np.ndarray]:
+def _bounded_repair(A_C, target, mass, sigma, alpha, lo, hi, max_iter: int = BOUNDED_MAX_ITER) -> Optional[np.ndarray]:
     """The smallest change ``d`` (least squares) with ``A_C^T (m sigma (alpha + d)) = target`` and
     ``lo <= alpha + d <= hi``, by an active set: the least-norm change over the movable rows, rows that leave
     the domain clipped to its end and fixed there, repeated (a few rounds; ``None`` if it does not settle)."""
@@ -204,12 +251,8 @@ def _bounded_repair(A_C, target, mass, sigma, alpha, lo, hi, max_iter: int = 30)
         if not np.any(r):
             return alpha
         Bm = B[np.flatnonzero(movable)]
-        gram = np.asarray((Bm.T @ Bm).todense())
-        if not (np.all(np.isfinite(gram)) and np.all(np.isfinite(r))):
-            return None
-        try:
-            c = np.linalg.lstsq(gram, r, rcond=1e-12)[0]
-        except np.linalg.LinAlgError:
+        c = gram_solve(np.asarray((Bm.T @ Bm).todense()), r)
+        if c is None:
             return None
         d = np.zeros_like(alpha)
         d[movable] = np.asarray(Bm @ c).ravel()
