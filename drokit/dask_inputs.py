@@ -113,4 +113,15 @@ def map_rows(X, function: Callable, n_outputs: int, dtype=float):
     return da.concatenate(parts, axis=0)
 
 
-__all__ = ["is_dask_collection", "any_dask", "check_known_categories", "partition_triples", "map_rows"]
+def current_client(client=None):
+    """``client``, else the current ``dask.distributed`` client, else ``None`` (then the local scheduler)."""
+    if client is not None:
+        return client
+    try:
+        from distributed import get_client
+        return get_client()
+    except (ImportError, ValueError):
+        return None
+
+
+__all__ = ["current_client", "is_dask_collection", "any_dask", "check_known_categories", "partition_triples", "map_rows"]

@@ -145,8 +145,8 @@ def test_bad_inputs_raise_clear_errors(fitted):
     _, other_y, _ = _dask(X, y, npartitions=3)
     with pytest.raises(DataError, match="partitions"):
         dk.worst_case(clf, Xd, other_y)
-    with pytest.raises(ParameterError, match="Dask"):
-        dk.DROClassifier().fit(Xd, yd)
+    with pytest.raises(ParameterError, match="Dask"):     # fits on Dask: tests/test_dask_fit.py; penalties in memory
+        dk.DROClassifier(l2_penalty=0.1).fit(Xd, yd)
     with pytest.raises(ParameterError, match="enumeration"):
         dk.worst_case(clf, Xd, yd, method="enumeration")
     with pytest.raises(ParameterError, match="client"):

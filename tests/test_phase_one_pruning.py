@@ -3,7 +3,7 @@ rows its reserve gives back, and fits whose phase 1 prunes hard (a tiny gap, row
 temperature) against the exact optimum of tests/test_barrier_master.py's instances.
 
 Pruning only moves phase 1 (its certificate and the barrier master's are computed on the rows they hold, and
-the bounds are exact): a wrong ``within`` or ``_returning`` would show as slow fits, never as wrong ones, so the two
+the bounds are exact): a wrong ``within`` or ``returning_rows`` would show as slow fits, never as wrong ones, so the two
 are checked directly against row values computed independently (the reference's scenario losses)."""
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ def test_within_and_returning_match_independent_row_values(i):
         reserve_value = _row_values(inst, di, reserve, intercept, coef, lam_f)
         exercised += reserve.size > 0
         for gap in (0.0, 0.2, 5.0) if reserve.size else ():
-            left, back = p1._returning(di, reserve, theta, sep, gap, small)
+            left, back = p1.returning_rows(di, reserve, theta, sep, gap, small)
             edge = np.abs(reserve_value - (sep.violation[reserve.sample] - gap)) < 1e-9
             expect = reserve_value >= sep.violation[reserve.sample] - gap
             if edge.any():

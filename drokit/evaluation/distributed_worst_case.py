@@ -39,7 +39,7 @@ from typing import Optional, Tuple
 import numpy as np
 
 from ..certificates.lambda_search import LinePoint, minimize_line
-from ..dask_inputs import partition_triples
+from ..dask_inputs import current_client, partition_triples
 from ..exceptions import DataError, ParameterError
 from ..oracles.rows import lambda_floor, row_losses
 
@@ -129,17 +129,6 @@ class DaskWorstCase:
                 f"certificate     : lower {self.lower_bound:.10g} <= WC <= upper {self.value:.10g} (gap {self.gap:.2e})\n"
                 f"data            : {self.n_samples:,} samples in {self.n_partitions} partitions, {self.evaluations} "
                 f"passes, {self.seconds:.2f} s")
-
-
-def current_client(client=None):
-    """``client``, else the current ``dask.distributed`` client, else ``None`` (then the local scheduler)."""
-    if client is not None:
-        return client
-    try:
-        from distributed import get_client
-        return get_client()
-    except (ImportError, ValueError):
-        return None
 
 
 def worst_case_dask(model, X, y, ambiguity=None, *, schema=None, loss=None, sample_weight=None, client=None,

@@ -16,7 +16,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ..methods import MAX_CONFIGURATIONS, method_names
-from ..exceptions import FitInterrupted, ParameterError
+from ..exceptions import DataError, FitInterrupted, ParameterError
 from ..losses import get_loss
 from ..losses.base import CLASSIFICATION, REGRESSION
 from ..solvers import solver_choices
@@ -205,12 +205,19 @@ class DROLinearModel(BaseEstimator):
         return tags
 
 
-def _refuse_dask_fit(X, y, sample_weight, owner: str) -> None:
-    """Fits on Dask collections are not available yet (issue 25): say so, rather than compute them implicitly."""
-    if any_dask(X, y, sample_weight):
-        raise ParameterError(f"{owner}.fit does not take Dask collections yet: fit on an in-memory sample or "
-                             f"X.compute() (pandas / numpy); predict, predict_proba, decision_function and "
-                             f"dk.worst_case do take Dask inputs and run partition by partition")
+def _fit_on_dask(model, X, y, sample_weight) -> bool:
+    """Fit ``model`` on Dask collections (:mod:`drokit.models.dask_fit`: the data stay in their partitions) when any
+    input is one; returns whether it did."""
+    if not any_dask(X, y, sample_weight):
+        return False
+    if not all(o is None or is_dask_collection(o) for o in (X, y, sample_weight)):
+        raise DataError(f"{type(model).__name__}.fit: X, y and sample_weight must all be Dask collections (partitioned "
+                        f"alike) or all in memory")
+    from .dask_fit import fit_dask
+    result, schema, classes = fit_dask(model, X, y, sample_weight)
+    model._remember(X, schema, component(model._problem(), "ambiguity"), result)
+    model._store_model(result, classes)
+    return True
 
 
 class DROClassifier(ClassifierMixin, DROLinearModel):
@@ -321,7 +328,8 @@ class DROClassifier(ClassifierMixin, DROLinearModel):
         """Fit the model; returns ``self``.  ``sample_weight``: nonnegative weights of the samples (the
         nominal distribution ``P_N = sum_n p_n delta_n``, ``p = w / sum(w)``; the ball is around it).  With three
         or more classes and the logistic loss, the multinomial model (:mod:`drokit.models.multinomial`)."""
-        _refuse_dask_fit(X, y, sample_weight, type(self).__name__)
+        if _fit_on_dask(self, X, y, sample_weight):
+            return self
         X = check_array_2d(X)
         y = as_1d(y, X.shape[0])  # once, so that a column vector warns once
         classes = class_labels(y, X.shape[0])
@@ -432,7 +440,8 @@ class DRORegressor(RegressorMixin, DROLinearModel):
 
     def fit(self, X, y, sample_weight=None):
         """Fit the model; returns ``self``.  ``sample_weight`` as :meth:`DROClassifier.fit`."""
-        _refuse_dask_fit(X, y, sample_weight, type(self).__name__)
+        if _fit_on_dask(self, X, y, sample_weight):
+            return self
         self._fit(X, y, sample_weight)
         return self
 

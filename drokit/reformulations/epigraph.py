@@ -151,32 +151,33 @@ class EpigraphBarrier(RowTerms):
         slacks lagged ``mu`` after every cut.  The last item is what :meth:`direction` needs at ``theta``."""
         if not epigraph_feasible(self, theta):
             return np.inf, None, None
-        value, s, at = self.data_settled(theta, mu)
+        sums, s, at = self.data_settled(theta, mu)
         if s is None:
             return np.inf, None, None
-        return value + epigraph_global_value(self, theta, mu), s, at
+        return epigraph_value(self, theta, mu, sums), s, at
 
     def data_settled(self, theta: np.ndarray, mu: float):
-        """The samples' part of :meth:`settled`: ``(sum_n p_n s*_n - mu sum_r log d_r, s*, (slacks, margins u))``
-        (``(inf, None, None)`` where a slack is not positive); a sum over samples (:mod:`.partition_fit`)."""
+        """The samples' part of :meth:`settled`: ``([sum_n p_n s*_n, mu sum_r log d_r], s*, (slacks, margins u))``
+        (``(None, None, None)`` where a slack is not positive); sums over samples (:mod:`.partition_fit`)."""
         u, ell, _, _ = self.terms(theta, derivatives=False)
         v = ell - theta[-1] * self.cost
         s, slack = self.epigraph(v, mu)
         if not np.all(slack > 0):
-            return np.inf, None, None
-        return float(self.p @ s - mu * np.sum(np.log(slack))), s, (slack, u)
+            return None, None, None
+        return np.array([self.p @ s, mu * np.sum(np.log(slack))]), s, (slack, u)
 
     def direction(self, theta: np.ndarray, s: np.ndarray, mu: float, at: Optional[tuple] = None):
         """``(dtheta, decrement^2, weights w_r, slopes)`` of the reduced Newton step at ``(theta, s)``, ``s`` the
         exact epigraph levels :meth:`epigraph` (``g_s`` is then 0 up to their rounding; it is kept in the reduced
         gradient)."""
-        g_red, S, w, slope = self.data_direction(theta, s, mu, at)
-        dtheta, decrement2 = epigraph_step(self, theta, mu, g_red, S)
+        g_t, schur, curvature, w, slope = self.data_direction(theta, s, mu, at)
+        dtheta, decrement2 = epigraph_step(self, theta, mu, g_t, schur, curvature)
         return dtheta, decrement2, w, slope
 
     def data_direction(self, theta: np.ndarray, s: np.ndarray, mu: float, at: Optional[tuple] = None):
-        """The samples' part of :meth:`direction`: ``(reduced gradient, Schur complement, w, slopes)`` without
-        ``lambda eps``, the barriers and the proximal term (sums over samples: :mod:`.partition_fit`)."""
+        """The samples' part of :meth:`direction`: ``(g_theta, (G' g_s, centered Gram) or None, curvature Gram or None,
+        w, slopes)``, the gradient without ``lambda eps``, the barriers and the proximal term (sums over samples:
+        :mod:`.partition_fit`; :func:`epigraph_step` completes them)."""
         D = theta.size
         if at is None:
             slack, slope, curv = self.slacks(theta, s)
@@ -198,16 +199,14 @@ class EpigraphBarrier(RowTerms):
         g_t[-1] = -float(term_weight @ self.cost)
         # G_n: w^2-weighted means of J_r = [ss_r a_r, -c_r] per sample with two terms or more (the single-term
         # samples' G_n are never built row by row: at N = 100,000 that copy was 29 % of a Newton step)
-        S = np.zeros((D, D))
-        g_red = g_t
+        schur = curvature = None
         if self.multi_terms.size:
             gram, G_gs = self.centered_gram(self.multi_terms, ss, w2, mu * w2, g_s)
-            S += gram
-            g_red += G_gs
+            schur = (G_gs, gram)
         if curv is not None:
             weight = mw * curv
-            S[:-1, :-1] += self.curvature_gram(np.where(weight > CURVATURE_DROP * self.p[self.segment], weight, 0.0))
-        return g_red, S, w, slope
+            curvature = self.curvature_gram(np.where(weight > CURVATURE_DROP * self.p[self.segment], weight, 0.0))
+        return g_t, schur, curvature, w, slope
 
 
 def epigraph_feasible(master, theta: np.ndarray) -> bool:
@@ -215,35 +214,45 @@ def epigraph_feasible(master, theta: np.ndarray) -> bool:
     return master.barrier.feasible(theta) and (master.box is None or master.box.feasible(theta))
 
 
-def epigraph_global_value(master, theta: np.ndarray, mu: float) -> float:
-    """The parts of ``phi_mu`` that are not sums over samples: ``lambda eps``, the cone barrier, the trust box's and
-    the proximal term (``master``: anything with ``inst.radius``, ``barrier``, ``box``, ``center``, ``prox``)."""
-    value = float(theta[-1] * master.inst.radius) + master.barrier.value(theta, mu)
+def epigraph_value(master, theta: np.ndarray, mu: float, sums: np.ndarray) -> float:
+    """``phi_mu(theta)`` from the samples' sums ``[sum_n p_n s*_n, mu sum_r log d_r]`` (:meth:`EpigraphBarrier.
+    data_settled`, or their sums over partitions) and the parts that are not sums over samples: ``lambda eps``, the
+    cone barrier, the trust box's and the proximal term (``master``: anything with ``inst.radius``, ``barrier``,
+    ``box``, ``center``, ``prox``)."""
+    bv = master.barrier.value(theta, mu)
     if master.box is not None:
-        value += master.box(theta, mu)[0]
+        bv += master.box(theta, mu)[0]
+    value = float(theta[-1] * master.inst.radius + sums[0] - sums[1] + bv)
     if master.prox:
         d = theta - master.center
         value += 0.5 * master.prox * float(d @ d)
     return value
 
 
-def epigraph_step(master, theta: np.ndarray, mu: float, g_red: np.ndarray, S: np.ndarray):
-    """``(dtheta, decrement^2)``: the reduced Newton step from the samples' reduced gradient and Schur complement
-    (:meth:`EpigraphBarrier.data_direction`, or their sums over partitions) completed with ``lambda eps``, the
-    barriers and the proximal term, solved on the free coordinates (diagonally scaled)."""
+def epigraph_step(master, theta: np.ndarray, mu: float, g_t: np.ndarray, schur, curvature):
+    """``(dtheta, decrement^2)``: the reduced Newton step from the samples' parts (:meth:`EpigraphBarrier.
+    data_direction`, or their sums over partitions: the gradient ``g_t``, ``schur = (G' g_s, centered Gram)`` of the
+    samples with two terms or more, the loss curvature's Gram) completed with ``lambda eps``, the barriers and the
+    proximal term, solved on the free coordinates (diagonally scaled)."""
     D = theta.size
-    g_red = g_red.copy()
-    g_red[-1] += float(master.inst.radius)
+    g_t = g_t.copy()
+    g_t[-1] += float(master.inst.radius)
     _, bg, bh = master.barrier(theta, mu)
-    g_red += bg
-    S = S + bh
+    g_t += bg
     if master.box is not None:
         _, box_g, box_h = master.box(theta, mu)
-        g_red += box_g
-        S = S + np.diag(box_h)
+        g_t += box_g
+        bh = bh + np.diag(box_h)
     if master.prox:
-        g_red += master.prox * (theta - master.center)
-        S = S + master.prox * np.eye(D)
+        g_t += master.prox * (theta - master.center)
+        bh = bh + master.prox * np.eye(D)
+    S = bh.copy()
+    g_red = g_t.copy()
+    if schur is not None:
+        S += schur[1]
+        g_red += schur[0]
+    if curvature is not None:
+        S[:-1, :-1] += curvature
     free = master.free
     Sf = S[np.ix_(free, free)]
     diag = np.sqrt(np.maximum(np.diag(Sf), 1e-300))

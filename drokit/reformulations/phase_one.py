@@ -124,7 +124,7 @@ FLOOR_SOLVES = 6
 HESSIAN_DROP = 1e-12
 #: at each lower temperature the working set keeps the rows within ``PRUNE_GAP max(1, |F|)`` of their sample's
 #: maximum at the current point; the others wait in a reserve and come back after any solve that brings them within
-#: that gap of their sample's exact maximum (:func:`_returning`).  Most of them are the maximizers of the null steps
+#: that gap of their sample's exact maximum (:func:`returning_rows`).  Most of them are the maximizers of the null steps
 #: at ``tau = 1e-2`` (the smoothed model, before it has the rows that matter, jumps to a point whose exact value is
 #: 2-15 times the optimum): each carried through every later Newton step, and changing 13 of 60 features on average
 #: on the 60-feature table, against 0.1 near the optimum.  Measured over 20 cases (synthetic 10 + 10 at 1,000 and
@@ -136,23 +136,24 @@ HESSIAN_DROP = 1e-12
 PRUNE_GAP = 1.0
 
 
-def smoothed_global_value(master, theta: np.ndarray, mu: float) -> float:
-    """The parts of ``F_tau`` that are not sums over samples: ``lambda eps``, the cone barrier and the proximal term
-    ``prox / 2 ||theta - center||^2`` (``master``: anything with ``inst.radius``, ``barrier``, ``center``, ``prox``)."""
-    value = theta[-1] * float(master.inst.radius) + master.barrier.value(theta, mu)
+def smoothed_global_value(master, theta: np.ndarray, mu: float, data: float) -> float:
+    """``F_tau`` from its samples' part ``data`` (:meth:`SmoothedMaster.data_value`, or its sum over partitions) and the
+    parts that are not sums over samples: ``lambda eps``, the cone barrier and the proximal term ``prox / 2 ||theta -
+    center||^2`` (``master``: anything with ``inst.radius``, ``barrier``, ``center``, ``prox``; added in this order)."""
+    value = theta[-1] * float(master.inst.radius) + data + master.barrier.value(theta, mu)
     if master.prox:
         d = theta - master.center
         value += 0.5 * master.prox * float(d @ d)
     return value
 
 
-def smoothed_global_terms(master, theta: np.ndarray, mu: float, value: float, grad: np.ndarray, hess: np.ndarray):
-    """``(value, grad, hess)`` of the samples' part (:meth:`SmoothedMaster.data_derivatives`, or its sum over
-    partitions) completed with ``lambda eps``, the cone barrier and the proximal term."""
+def smoothed_global_terms(master, theta: np.ndarray, mu: float, data: float, grad: np.ndarray, hess: np.ndarray):
+    """``(value, grad, hess)`` of ``F_tau`` from the samples' part (:meth:`SmoothedMaster.data_derivatives`, or its sum
+    over partitions) completed with ``lambda eps``, the cone barrier and the proximal term."""
     bv, bg, bh = master.barrier(theta, mu)
-    value = value + theta[-1] * float(master.inst.radius) + bv
-    grad, hess = grad + bg, hess + bh
     grad[-1] += float(master.inst.radius)
+    value = theta[-1] * float(master.inst.radius) + data + bv
+    grad, hess = grad + bg, hess + bh
     if master.prox:
         d = theta - master.center
         value += 0.5 * master.prox * float(d @ d)
@@ -174,7 +175,7 @@ class SmoothedMaster(RowTerms):
     def value(self, theta: np.ndarray, tau: float, mu: float) -> float:
         if not self.barrier.feasible(theta):
             return np.inf
-        return self.data_value(theta, tau) + smoothed_global_value(self, theta, mu)
+        return smoothed_global_value(self, theta, mu, self.data_value(theta, tau))
 
     def data_value(self, theta: np.ndarray, tau: float) -> float:
         """The samples' part of ``F_tau``: ``sum_n p_n tau log sum_{r in W_n} exp(v_r / tau)`` (a sum over samples:
@@ -293,7 +294,7 @@ def damped_newton(master: SmoothedMaster, theta: np.ndarray, tau: float, mu: flo
     return theta, steps
 
 
-def _returning(inst: DROInstance, reserve: ConfigurationRows, theta: np.ndarray, sep, gap: float,
+def returning_rows(inst: DROInstance, reserve: ConfigurationRows, theta: np.ndarray, sep, gap: float,
                master: SmoothedMaster) -> Tuple[ConfigurationRows, Optional[ConfigurationRows]]:
     """``(reserve left, rows back or None)``: the pruned rows (:data:`PRUNE_GAP`) whose value ``l_k - lam' c_k`` is
     within ``gap`` of their sample's exact maximum at ``theta`` (``sep.violation``, at ``lam' = max(lambda,
@@ -372,7 +373,7 @@ def phase_one(inst: DROInstance, oracle, *, tau0: float = 1e-1, tau_min: float =
     lower, dual = -np.inf, None
     bound_time = 0.0
     model_error = 0.0
-    reserve = None                         # rows pruned from the working set (_returning)
+    reserve = None                         # rows pruned from the working set (returning_rows)
     unsettled = 0                          # solves at this temperature that found rows missing
     settled_at_tau = 0                     # solves at this temperature that found no significant row missing
     while solves < max_solves:
@@ -405,7 +406,7 @@ def phase_one(inst: DROInstance, oracle, *, tau0: float = 1e-1, tau_min: float =
             control.progress(stage, f"smoothing {tau:.0e}, best value {upper:.9g}, {master.rows.size:,} rows")
         returning = None
         if reserve is not None:
-            reserve, returning = _returning(inst, reserve, theta, sep, PRUNE_GAP * scale, master)
+            reserve, returning = returning_rows(inst, reserve, theta, sep, PRUNE_GAP * scale, master)
         if fresh.size or returning is not None:
             grown = concat_rows([master.rows, take_rows(sep.rows, fresh)])
             if returning is not None:      # an oracle row may be back from the reserve too
