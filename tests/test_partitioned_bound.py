@@ -238,7 +238,7 @@ def test_the_partitions_keep_a_point_that_certifies_the_same_value_in_memory(nam
     out = pb.partitioned_lagrangian_bound(parts, inst)
     assert np.isfinite(out.value) and out.scale == 1.0
     gathered = []
-    for idx, part in zip(groups, parts.parts):
+    for idx, part in zip(groups, parts.objects):
         rows, mass, slopes = part.point()
         gathered.append((dataclasses.replace(rows, sample=idx[rows.sample]), mass, slopes))
     rows = concat_rows([r for r, _, _ in gathered])

@@ -41,6 +41,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from ..instance import DROInstance
+from ..partitions import LocalParts
 from ..losses.conjugate import conjugate, slope_domain
 from .lagrangian import (LowerBound, budget_target, budget_value, label_floor, priced_norm, row_matrix,
                          with_every_sample)
@@ -166,17 +167,6 @@ class BoundPart:
         return self.rows, self.mass, self.vectors[self.final]
 
 
-class LocalParts:
-    """Partitions held in memory: ``call(name, ...)`` calls :class:`BoundPart` method ``name`` on each and returns the
-    list of results (a distributed fit's parts object does the same on its workers)."""
-
-    def __init__(self, parts: Sequence[BoundPart]):
-        self.parts = list(parts)
-
-    def call(self, name: str, *args, **kwargs) -> list:
-        return [getattr(part, name)(*args, **kwargs) for part in self.parts]
-
-
 class _Client:
     """The client's side: the partitions' sums, each vector's cached (vectors are not changed once named), and
     :func:`~drokit.certificates.repair.repair_steps`'s operations for the conditions ``A_C' (m alpha sigma) =
@@ -273,7 +263,7 @@ def partitioned_lagrangian_bound(parts, inst: DROInstance) -> LowerBound:
 
     ``parts``: any object whose ``call(name, *args, **kwargs)`` calls :class:`BoundPart` method ``name`` on every
     partition (the same objects each time: they keep the slope vectors the client names) and returns the list of
-    results (:class:`LocalParts` in memory).  ``inst``: any partition's instance (its loss, metric, radius and
+    results (:class:`drokit.partitions.LocalParts` in memory).  ``inst``: any partition's instance (its loss, metric, radius and
     columns; its ``p`` is not used).  The bound's ``rows``, ``mass`` and ``slopes`` are ``None``: each partition
     keeps its part (:meth:`BoundPart.point`).  ``-inf`` where the in-memory bound would need its dense last resort
     (module docstring)."""
@@ -315,3 +305,5 @@ def partitioned_lagrangian_bound(parts, inst: DROInstance) -> LowerBound:
                     bound, chosen = candidate, again
     parts.call("settle", chosen)
     return bound
+
+__all__ = ["BoundPart", "LocalParts", "START", "partitioned_lagrangian_bound"]

@@ -34,7 +34,7 @@ from ..losses.base import CLASSIFICATION
 from ..params import component
 from ..reformulations.distributed_fit import GlobalView, distributed_barrier_master, distributed_phase_one
 from ..reformulations.partition_fit import PartitionFit
-from ..reformulations.partitions import ActorParts, LocalParts
+from ..partitions import ActorParts, LocalParts
 from ..reformulations.phase_one import phase_one_applies
 from ..reformulations.structured_master import UNCONVERGED_MU_FACTOR
 from ..reformulations.warm_start import SUBSAMPLE_FROM, SUBSAMPLE_RATIO, WARM_TAU, warm_phase_one

@@ -1,6 +1,7 @@
 """Where a distributed fit's partitions live: in this process, or as Dask actors on the workers (issue 25).
 
-A distributed fit (:mod:`.distributed_fit`) talks to its partitions (:class:`.partition_fit.PartitionFit`) through one
+A distributed fit (:mod:`drokit.reformulations.distributed_fit`) talks to its partitions
+(:class:`drokit.reformulations.partition_fit.PartitionFit`) through one
 call, ``parts.call(name, *args) -> [result of partition 1, ...]``: the method ``name`` run on every partition with the
 same small arguments (``theta``, ``tau``, ``mu``, tokens), its small results returned in partition order.
 
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 from typing import List, Sequence
 
-from ..exceptions import SolverError
+from .exceptions import SolverError
 
 
 class LocalParts:
