@@ -164,13 +164,15 @@ def fit_dask(estimator, X, y, sample_weight=None, client=None) -> FitResult:
             start, tau0 = np.r_[[warm.intercept] if offset else [], warm.coef, warm.lam], WARM_TAU
     view = GlobalView(template.radius, n_samples)
     gap_tol = CERTIFIED_GAP
-    first = distributed_phase_one(parts, template, view, start=start, tau0=tau0, certify_tol=gap_tol, log=log)
+    deadline = t0 + float(estimator.time_limit) if estimator.time_limit is not None else np.inf
+    first = distributed_phase_one(parts, template, view, start=start, tau0=tau0, certify_tol=gap_tol, log=log,
+                                  deadline=deadline)
     outcome = first
-    if not first.certified:
+    if not first.certified and time.perf_counter() <= deadline:
         converged = not first.reason
         mu = first.tau / n_samples * (1.0 if converged else UNCONVERGED_MU_FACTOR)
         outcome = distributed_barrier_master(parts, template, view, first, mu=mu, tol=gap_tol, from_bundle=converged,
-                                             log=log)
+                                             log=log, deadline=deadline)
         if first.upper_bound < outcome.upper_bound:          # keep the better point (both are exact values)
             outcome = dataclasses.replace(outcome, intercept=first.intercept, coef=first.coef, lam=first.lam,
                                           upper_bound=first.upper_bound)
@@ -180,6 +182,8 @@ def fit_dask(estimator, X, y, sample_weight=None, client=None) -> FitResult:
             outcome, certified=outcome.upper_bound - outcome.lower_bound <= gap_tol * max(abs(outcome.upper_bound), 1e-2),
             newton_steps=first.newton_steps + outcome.newton_steps, oracle_calls=first.oracle_calls + outcome.oracle_calls)
     result = _result(template, outcome, n_samples, len(parts), compile_time, time.perf_counter() - t1)
+    if not outcome.certified and outcome.reason == "time limit reached":
+        result.stop_reason = f"time limit of {estimator.time_limit:g} s reached"
     if not outcome.certified:
         mark_inaccurate(result, f"the distributed fit was not certified ({outcome.reason}): the optimum is in "
                                 f"[{outcome.lower_bound:.9g}, {outcome.upper_bound:.9g}]", estimator.on_inaccurate)

@@ -170,11 +170,13 @@ def _bound(parts, template: DROInstance, lower: float, dual, upper: float):
 def distributed_phase_one(parts, template: DROInstance, view: GlobalView, *, start: Optional[np.ndarray],
                           tau0: float, tau_min: float = 1e-4, margin: float = 1e-2, max_solves: int = 60,
                           prox: float = 1.0, certify_tol: Optional[float] = None,
-                          log: Optional[Callable[[str], None]] = None) -> DistributedOutcome:
+                          log: Optional[Callable[[str], None]] = None,
+                          deadline: float = np.inf) -> DistributedOutcome:
     """:func:`.phase_one.phase_one` over partitions (module docstring): the same temperatures, inexact solves,
     settledness test, pruning and reserve, and the smoothed dual point's certificate at ``tau_min``.  ``template``:
     a partition's instance (schema, metric, loss; its data are not used).  The near-active bundle stays in the
-    partitions for :func:`distributed_barrier_master`."""
+    partitions for :func:`distributed_barrier_master`.  ``deadline`` (``time.perf_counter()`` seconds): no new solve
+    starts after it (the fit's ``time_limit``)."""
     t0 = time.perf_counter()
     _, dim, free, barrier = parameter_layout(template)
     exact = _Oracle(parts, template)
@@ -197,6 +199,7 @@ def distributed_phase_one(parts, template: DROInstance, view: GlobalView, *, sta
     tau, steps, solves = tau0 * scale, 0, 0
     floor = tau_min * scale
     converged = certified = False
+    stopped = ""
     lower, dual = -np.inf, None
     model_error = 0.0
     unsettled = settled_at_tau = 0
@@ -226,6 +229,9 @@ def distributed_phase_one(parts, template: DROInstance, view: GlobalView, *, sta
         if certify_tol is not None and upper - lower <= certify_tol * gap_scale(upper):
             converged = certified = True
             break
+        if time.perf_counter() > deadline:
+            stopped = "time limit reached"
+            break
         if not settled:
             unsettled += 1
             if unsettled >= FLOOR_SOLVES:
@@ -244,17 +250,19 @@ def distributed_phase_one(parts, template: DROInstance, view: GlobalView, *, sta
     lam = max(lam, lambda_floor(template, coef))
     bundle = int(sum(parts.call("smoothed_finish", intercept, coef, lam, margin * max(1.0, abs(upper)))))
     return DistributedOutcome(intercept, coef, lam, upper, lower, certified, "phase 1", steps, exact.calls, solves,
-                              bundle, time.perf_counter() - t0, reason="" if converged else "phase 1 did not settle",
-                              tau=tau)
+                              bundle, time.perf_counter() - t0,
+                              reason="" if converged else (stopped or "phase 1 did not settle"), tau=tau)
 
 
 def distributed_barrier_master(parts, template: DROInstance, view: GlobalView, first: DistributedOutcome, *,
                                mu: float, tol: float, from_bundle: bool, max_steps: int = MAX_STEPS,
                                centering_steps: int = CENTERING_MAX_STEPS,
-                               log: Optional[Callable[[str], None]] = None) -> DistributedOutcome:
+                               log: Optional[Callable[[str], None]] = None,
+                               deadline: float = np.inf) -> DistributedOutcome:
     """:func:`.barrier_master.barrier_master` over partitions (module docstring), from phase 1's point and rows
     (its near-active bundle when ``from_bundle``, else the maximizers at its point): the same centerings, trust
-    region on ``lambda``, restarts and stopping rules; the certificate from the partitions' central-path dual point."""
+    region on ``lambda``, restarts and stopping rules; the certificate from the partitions' central-path dual point.
+    No centering starts after ``deadline``."""
     t0 = time.perf_counter()
     N = view.n_samples
     offset, dim, free, cone = parameter_layout(template)
@@ -327,6 +335,9 @@ def distributed_barrier_master(parts, template: DROInstance, view: GlobalView, f
             break
         if stalled >= 2 * STALL_CENTERINGS:
             reason = f"bounds unchanged over {stalled} centerings"
+            break
+        if time.perf_counter() > deadline:
+            reason = "time limit reached"
             break
         if fresh > max(MAX_NEW_FRACTION * N, MIN_NEW_ROWS) and gap > NEAR_END_GAP * size:
             if restarts >= MAX_RESTARTS:
