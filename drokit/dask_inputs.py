@@ -107,7 +107,11 @@ def map_rows(X, function: Callable, n_outputs: int, dtype=float):
     check_known_categories(X)
     blocks, _ = _row_blocks(X, "X")
     shape = (np.nan,) if n_outputs == 0 else (np.nan, n_outputs)
-    parts = [da.from_delayed(dask.delayed(function)(b), shape=shape, dtype=dtype) for b in blocks]
+    empty = (0,) if n_outputs == 0 else (0, n_outputs)
+
+    def on_block(block):            # an empty partition (a filter's) has an empty result, not a validation error
+        return np.empty(empty, dtype=dtype) if len(block) == 0 else function(block)
+    parts = [da.from_delayed(dask.delayed(on_block)(b), shape=shape, dtype=dtype) for b in blocks]
     if not parts:
         raise DataError("X has no partitions")
     return da.concatenate(parts, axis=0)

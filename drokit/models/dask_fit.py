@@ -28,7 +28,7 @@ import numpy as np
 
 from ..ambiguity.wasserstein import Wasserstein
 from ..dask_inputs import current_client, partition_triples
-from ..exceptions import DataError, ParameterError
+from ..exceptions import DataError, ParameterError, SolverError
 from ..gaps import relative_gap
 from ..losses.base import CLASSIFICATION
 from ..params import component
@@ -57,8 +57,17 @@ def bind_partition(problem, schema: FeatureSchema, classes, handle_unknown: str,
     return inst.fitting_view()
 
 
-def _meta(X):
-    """An empty pandas / numpy object with ``X``'s columns and dtypes (Dask's metadata)."""
+def _meta(X, categorical_features, categories):
+    """An empty pandas / numpy object with ``X``'s columns and dtypes (Dask's metadata; a Dask array's has no columns:
+    an empty block of its width).  Categorical columns of an array need their levels given (``categories=``): they are
+    not in its metadata."""
+    if hasattr(X, "chunks") and not hasattr(X, "columns"):
+        if X.ndim != 2 or np.isnan(X.shape[1]):
+            raise DataError(f"X must be a 2-dimensional Dask array of known width, got shape {X.shape}")
+        if categorical_features is not None and (categories is None or categories == "auto"):
+            raise ParameterError("a Dask array X with categorical_features needs categories=[levels of each] (they "
+                                 "are not in the array's metadata), or pass a Dask DataFrame with categorical dtypes")
+        return np.empty((0, int(X.shape[1])), dtype=X.dtype)
     meta = getattr(X, "_meta", None)
     if meta is None:
         raise DataError("X: a Dask collection without metadata")
@@ -108,7 +117,12 @@ def _parts(binder, triples, client):
             fw = flat[k]
             k += 1
         futures.append(client.submit(PartitionFit, binder, fx, fy, fw, actor=True, pure=False))
-    return ActorParts([f.result() for f in futures])
+    try:
+        return ActorParts([f.result() for f in futures])
+    except (DataError, ParameterError):          # the partition's data (binding), as in memory
+        raise
+    except Exception as exc:                     # a worker lost while binding, or an error of its own
+        raise SolverError(f"binding the partitions on the Dask workers failed ({type(exc).__name__}: {exc})") from exc
 
 
 def _subsample(parts, n_samples: int):
@@ -131,7 +145,8 @@ def fit_dask(estimator, X, y, sample_weight=None, client=None) -> FitResult:
     problem = estimator._problem()
     check_distributable(estimator, problem)
     triples = partition_triples(X, y, sample_weight)
-    schema = FeatureSchema.infer(_meta(X), estimator.categorical_features, estimator.categories)
+    schema = FeatureSchema.infer(_meta(X, estimator.categorical_features, estimator.categories),
+                                 estimator.categorical_features, estimator.categories)
     classes = None
     if problem.resolved_task() == CLASSIFICATION:
         classes = _classes(y)

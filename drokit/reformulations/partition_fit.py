@@ -53,8 +53,9 @@ class PartitionFit:
     def __init__(self, binder: Callable, X, y, sample_weight=None):
         w = None if sample_weight is None else np.asarray(sample_weight, dtype=float).ravel()
         self.rows_in = int(len(X))
-        self.inst: Optional[DROInstance] = binder(X, y, w) if self.rows_in else None
         self.weight = float(self.rows_in if w is None else w.sum())
+        # a partition of weight 0 adds nothing to any objective (the client leaves it out): it is not bound
+        self.inst: Optional[DROInstance] = binder(X, y, w) if self.rows_in and self.weight > 0 else None
         self.labels = np.unique(np.asarray(self.inst.y)) if self.inst is not None else np.zeros(0)
         self._states: "OrderedDict[int, tuple]" = OrderedDict()
         self._directions: "OrderedDict[int, tuple]" = OrderedDict()
