@@ -19,6 +19,10 @@ from typing import List, Sequence
 from .exceptions import SolverError
 
 
+#: seconds between checks of the actors' workers while a call runs (:meth:`ActorParts._wait`)
+POLL_SECONDS = 5.0
+
+
 class LocalParts:
     """Partitions held in this process."""
 
@@ -47,11 +51,40 @@ class ActorParts:
     def call(self, name: str, *args, **kwargs) -> List:
         try:
             pending = [getattr(actor, name)(*args, **kwargs) for actor in self.actors]
-            return [p.result() for p in pending]
+            return [self._wait(p, name) for p in pending]
+        except SolverError:
+            raise
         except Exception as exc:         # a lost worker surfaces as a comm, actor or cancelled error, by version
             raise SolverError(f"a Dask worker holding a partition of the fit failed or was lost during "
                               f"{name!r} ({type(exc).__name__}: {exc}); a distributed fit does not resume without "
                               f"the partition's working rows: fit again (the data are read again)") from exc
+
+    def _wait(self, pending, name: str):
+        """The result of one actor call, checking every :data:`POLL_SECONDS` that no worker holding a partition is
+        paused: a worker past its memory limit's pause fraction (``distributed.worker.memory.pause``, 0.8 by default)
+        runs nothing more, so the call would wait for ever."""
+        while True:
+            try:
+                return pending.result(timeout=POLL_SECONDS)
+            except Exception as exc:     # a timeout (its class differs by version): the workers' status, then wait on
+                if "timeout" not in type(exc).__name__.lower() and not isinstance(exc, TimeoutError):
+                    raise
+            self._check_workers(name)
+
+    def _check_workers(self, name: str) -> None:
+        from distributed import get_client
+        workers = get_client().scheduler_info().get("workers", {})
+        for address in {getattr(actor, "_address", None) for actor in self.actors}:
+            info = workers.get(address)
+            status = None if info is None else str(info.get("status", "running"))
+            if info is None or status not in ("running", "Status.running"):
+                limit = (info or {}).get("memory_limit")
+                raise SolverError(f"the Dask worker {address} holding a partition of the fit is "
+                                  f"{'gone' if info is None else status} during {name!r}"
+                                  + (f" (memory limit {limit / 2 ** 30:.2f} GiB: a paused worker is past the pause "
+                                     f"fraction of it; use more partitions per worker's memory, more workers or a "
+                                     f"larger memory_limit)" if status == "paused" and limit else "")
+                                  + "; the distributed fit does not resume without the partition's working rows")
 
     def keep(self, index: Sequence[int]) -> "ActorParts":
         return ActorParts([self.actors[i] for i in index])

@@ -13,8 +13,9 @@ classes from one pass over ``y``; the partitions bound and their weights summed 
 partitions left out); probabilities ``p_n = w_n / W`` with ``W`` the total weight; the warm start; phase 1; the
 barrier master when phase 1 did not certify.  What the distributed fit does not cover raises a
 :class:`~drokit.exceptions.ParameterError` up front (another ambiguity set, penalties, adversarial losses, matrix
-costs, fitted scales, multinomial models, ``method`` other than ``"auto"`` / ``"cutting_plane"``); an uncertified end
-follows ``on_inaccurate`` as in memory.
+costs, fitted scales, multinomial models, ``method`` other than ``"auto"`` / ``"cutting_plane"``).  Where the
+distributed stages do not certify, a fit of at most :data:`GATHER_MAX` samples is finished in memory (the in-memory
+fit's later stages: level-max columns, kink search, conic masters); a larger one follows ``on_inaccurate`` as in memory.
 """
 
 from __future__ import annotations
@@ -47,6 +48,10 @@ from .result import FitResult
 MAX_SUBSAMPLE = 200_000
 #: seed of the warm start's subsample: fits are deterministic for a given partitioning
 SUBSAMPLE_SEED = 0
+#: a distributed fit of at most this many samples that its distributed stages do not certify is finished in memory
+#: (the partitions' bound rows joined in this process: about 0.3 kB a sample, 30 MB): the level-max columns, the kink
+#: search and the conic masters that certify such fits in memory are not distributed
+GATHER_MAX = 100_000
 
 
 def bind_partition(problem, schema: FeatureSchema, classes, handle_unknown: str, X, y, sample_weight):
@@ -125,17 +130,47 @@ def _parts(binder, triples, client):
         raise SolverError(f"binding the partitions on the Dask workers failed ({type(exc).__name__}: {exc})") from exc
 
 
-def _subsample(parts, n_samples: int):
-    """The warm start's subsample (about ``N / SUBSAMPLE_RATIO`` rows, at most :data:`MAX_SUBSAMPLE`) joined into one
-    instance, its probabilities renormalized; also the template instance of the fit (schema, metric, loss)."""
-    size = min(max(n_samples // SUBSAMPLE_RATIO, 1), MAX_SUBSAMPLE)
-    pieces = parts.call("sample_rows", size / n_samples, SUBSAMPLE_SEED)
+def _joined(pieces) -> "DROInstance":
+    """Partitions' instances (or samples of them) joined into one, the probabilities renormalized to sum to 1."""
     first = pieces[0]
     data = dataclasses.replace(first.data, X=np.vstack([p.data.X for p in pieces]),
                                Z=np.vstack([p.data.Z for p in pieces]))
     p = np.concatenate([p.p for p in pieces])
     return dataclasses.replace(first, data=data, y=np.concatenate([np.asarray(q.y) for q in pieces]),
                                sample_weight=p / p.sum())
+
+
+def _subsample(parts, n_samples: int):
+    """The warm start's subsample (about ``N / SUBSAMPLE_RATIO`` rows, at most :data:`MAX_SUBSAMPLE`) joined into one
+    instance; also the template instance of the fit (schema, metric, loss)."""
+    size = min(max(n_samples // SUBSAMPLE_RATIO, 1), MAX_SUBSAMPLE)
+    return _joined(parts.call("sample_rows", size / n_samples, SUBSAMPLE_SEED))
+
+
+def _finished_in_memory(parts, estimator, outcome, template, deadline: float, log) -> FitResult:
+    """An uncertified distributed fit of at most :data:`GATHER_MAX` samples finished as in memory: the partitions'
+    instances joined here and solved by the method ``auto`` picks, the cutting plane started from the distributed
+    fit's best point (its later stages, the level-max columns and the conic masters, are not distributed)."""
+    from ..methods import compile_instance
+    from .compiled import CompiledProblem
+    inst = _joined(parts.call("bound_instance"))
+    compiled = CompiledProblem(inst, compile_instance(inst, estimator.method, int(estimator.max_configurations)), 0.0)
+    options = dict(estimator.method_options or {})
+    if compiled.method == "cutting_plane" and "start" not in options:
+        offset = [outcome.intercept] if template.fit_intercept else []
+        options["start"] = np.r_[offset, outcome.coef, outcome.lam]
+    if log is not None:
+        log(f"distributed fit not certified ({outcome.reason}); its {inst.n_samples:,} samples are finished in memory")
+    left = None if not np.isfinite(deadline) else max(deadline - time.perf_counter(), 1e-3)
+    result = compiled.solve(solver=estimator.solver, solver_options=estimator.solver_options,
+                            on_inaccurate=estimator.on_inaccurate, verbose=estimator.verbose,
+                            method_options=options or None, time_limit=left)
+    result.auxiliary.update({"n_samples": inst.n_samples, "partitions": len(parts), "stage": "in memory",
+                             "distributed": {"reason": outcome.reason, "upper_bound": outcome.upper_bound,
+                                             "lower_bound": outcome.lower_bound}})
+    result.method_reason = (f"{result.method_reason}; finished in memory after the distributed stages "
+                            f"({outcome.reason})")
+    return result
 
 
 def fit_dask(estimator, X, y, sample_weight=None, client=None) -> FitResult:
@@ -196,6 +231,8 @@ def fit_dask(estimator, X, y, sample_weight=None, client=None) -> FitResult:
         outcome = dataclasses.replace(
             outcome, certified=outcome.upper_bound - outcome.lower_bound <= gap_tol * max(abs(outcome.upper_bound), 1e-2),
             newton_steps=first.newton_steps + outcome.newton_steps, oracle_calls=first.oracle_calls + outcome.oracle_calls)
+    if not outcome.certified and n_samples <= GATHER_MAX and outcome.reason != "time limit reached":
+        return _finished_in_memory(parts, estimator, outcome, template, deadline, log), schema, classes
     result = _result(template, outcome, n_samples, len(parts), compile_time, time.perf_counter() - t1)
     if not outcome.certified and outcome.reason == "time limit reached":
         result.stop_reason = f"time limit of {estimator.time_limit:g} s reached"

@@ -162,6 +162,7 @@ class _Oracle:
 
 def _bound(parts, template: DROInstance, lower: float, dual, upper: float):
     bound = partitioned_lagrangian_bound(BoundParts(parts), template)
+    parts.call("bound_release")
     if lower < bound.value <= upper + 1e-9 * max(1.0, abs(upper)):      # above upper: wrongly evaluated
         return bound.value, bound, True
     return lower, dual, False

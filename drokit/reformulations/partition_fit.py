@@ -162,6 +162,7 @@ class PartitionFit:
 
     def smoothed_bound_part(self, theta: np.ndarray, tau: float) -> None:
         """This partition's part of the smoothed dual point (:meth:`.phase_one.SmoothedMaster.dual_point`)."""
+        self.bound_part = None                  # the last one freed first (its row design: peak memory)
         self.bound_part = BoundPart(self.inst, *self.smoothed.dual_point(theta, tau))
 
     def smoothed_finish(self, intercept: float, coef: np.ndarray, lam: float, margin: float) -> int:
@@ -233,12 +234,21 @@ class PartitionFit:
         (:meth:`.row_terms.RowTerms.row_dual`, weights relative to ``p_n``)."""
         w, slope = self._directions[direction_token]
         master = self.epigraph
+        self.bound_part = None
         self.bound_part = BoundPart(self.inst, *master.row_dual(mu * w / master.p[master.segment], slope))
 
     # ------------------------------------------------------------------ the certificate
     def bound_call(self, name: str, *args, **kwargs):
         """A method of this partition's :class:`~drokit.certificates.partitioned_bound.BoundPart`."""
         return getattr(self.bound_part, name)(*args, **kwargs)
+
+    def bound_release(self) -> None:
+        """The dual point's part is freed once its bound is computed (its row design is the size of the working set)."""
+        self.bound_part = None
+
+    def bound_instance(self) -> DROInstance:
+        """The partition's bound samples (global probabilities): a small fit finishes in memory from them."""
+        return self.inst
 
     def best_maxima(self) -> np.ndarray:
         """The per-sample maxima at the best point (in the partition's sample order)."""
