@@ -191,6 +191,17 @@ def fit_dask(estimator, X, y, sample_weight=None, client=None) -> FitResult:
     binder = functools.partial(bind_partition, problem, schema, classes, estimator.handle_unknown)
     client = current_client(client)
     parts = _parts(binder, triples, client)
+    try:
+        return _fit_parts(estimator, problem, parts, schema, classes, t0)
+    finally:
+        try:
+            parts.call("close")
+        except Exception:          # a lost worker: its memory is gone with it
+            pass
+
+
+def _fit_parts(estimator, problem, parts, schema, classes, t0: float):
+    """:func:`fit_dask` once the partitions are bound."""
     summaries = parts.call("summary")
     used = [i for i, (rows, weight, _) in enumerate(summaries) if rows > 0 and weight > 0]
     total = float(sum(summaries[i][1] for i in used))

@@ -250,6 +250,16 @@ class PartitionFit:
         """The partition's bound samples (global probabilities): a small fit finishes in memory from them."""
         return self.inst
 
+    def close(self) -> None:
+        """Everything freed (the fit is over): the worker's memory is back before the next fit's partitions arrive,
+        whenever the actor itself is collected."""
+        self.inst = self.oracle = self.rows = self.sep = self.best_s = self.bundle = None
+        self.smoothed = self.epigraph = self.reserve = self.bound_part = None
+        self._states.clear()
+        self._directions.clear()
+        import gc
+        gc.collect()
+
     def best_maxima(self) -> np.ndarray:
         """The per-sample maxima at the best point (in the partition's sample order)."""
         return np.asarray(self.best_s)
