@@ -79,8 +79,8 @@ class ActorParts:
             status = None if info is None else str(info.get("status", "running"))
             if info is None or status not in ("running", "Status.running"):
                 limit = (info or {}).get("memory_limit")
-                raise SolverError(f"the Dask worker {address} holding a partition of the fit is "
-                                  f"{'gone' if info is None else status} during {name!r}"
+                state = "was lost (gone from the scheduler)" if info is None else f"is {status}"
+                raise SolverError(f"the Dask worker {address} holding a partition of the fit {state} during {name!r}"
                                   + (f" (memory limit {limit / 2 ** 30:.2f} GiB: a paused worker is past the pause "
                                      f"fraction of it; use more partitions per worker's memory, more workers or a "
                                      f"larger memory_limit)" if status == "paused" and limit else "")
