@@ -117,6 +117,15 @@ def map_rows(X, function: Callable, n_outputs: int, dtype=float):
     return da.concatenate(parts, axis=0)
 
 
+def refuse_dask(where: str, *objects) -> None:
+    """A :class:`DataError` when any of ``objects`` is a Dask collection and ``where`` (a cross-validation) does not
+    take them: its folds index rows, which a Dask collection does not offer cheaply."""
+    if any_dask(*objects):
+        raise DataError(f"{where} does not take Dask collections: its folds index rows.  Fit DROClassifier / "
+                        f"DRORegressor on the Dask data at a chosen radius (the fit runs by partition), or "
+                        f"cross-validate on an in-memory sample (e.g. X.sample(frac=0.1).compute())")
+
+
 def current_client(client=None):
     """``client``, else the current ``dask.distributed`` client, else ``None`` (then the local scheduler)."""
     if client is not None:
@@ -128,4 +137,4 @@ def current_client(client=None):
         return None
 
 
-__all__ = ["current_client", "is_dask_collection", "any_dask", "check_known_categories", "partition_triples", "map_rows"]
+__all__ = ["refuse_dask", "current_client", "is_dask_collection", "any_dask", "check_known_categories", "partition_triples", "map_rows"]

@@ -561,3 +561,15 @@ def test_mixed_dask_and_in_memory_inputs_raise(small):
     with pytest.raises(DataError, match="zero|positive weight"):
         est.fit(d[FEATURES], d["y"], sample_weight=d["w"] * 0.0)
     assert not hasattr(est, "coef_")
+
+
+def test_cross_validation_refuses_dask_collections(small):
+    """The CV estimators and ``cross_validate_grid`` index rows for their folds: on Dask collections a ``DataError``
+    says what to do instead, before any fit (not a traceback from inside a fold)."""
+    frame, d = small
+    for run in (lambda: dk.DROClassifierCV(radii=2, cv=2).fit(d[FEATURES], d["y"]),
+                lambda: dk.cross_validate_grid(dk.DROClassifier(), d[FEATURES], d["y"], {"radius": [0.01, 0.1]}),
+                lambda: dk.cross_validate_grid(dk.DROClassifier(), frame[FEATURES], frame["y"], {"radius": [0.1]},
+                                               sample_weight=d["w"])):
+        with pytest.raises(DataError, match="does not take Dask collections"):
+            run()

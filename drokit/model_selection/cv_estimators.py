@@ -26,6 +26,7 @@ from sklearn.base import clone, is_classifier
 from sklearn.utils.validation import check_is_fitted
 
 from ..ambiguity import Wasserstein
+from ..dask_inputs import refuse_dask
 from ..exceptions import DataError, ParameterError
 from ..metrics import GroundMetric
 from ..methods import MAX_CONFIGURATIONS
@@ -157,6 +158,7 @@ class _DROCV:
         """Choose the radius (and ``kappa``) on the path by cross-validation, then refit on all of ``X, y``.
         ``sample_weight``: weights of the rows, for every fit (its training rows'), every validation score (its
         validation rows') and the refit; the folds ignore them."""
+        refuse_dask(f"{type(self).__name__}.fit", X, y, sample_weight)
         return self._fit_cv(X, y, sample_weight)
 
     def _fit_cv(self, X, y, sample_weight=None):

@@ -25,6 +25,7 @@ from typing import Dict, Optional, Tuple
 from joblib import Parallel, delayed
 from sklearn.base import clone
 
+from ..dask_inputs import refuse_dask
 from .execution import Progress, check_backend, fit_and_score, fit_path_and_score, joblib_backend
 from .grid import (Grid, check_error_score, check_grid, check_names, check_sample_weight, drokit_prefix,
                    grid_candidates, make_splits, own_convenience_names, path_lines, resolve_scorer, split_name,
@@ -118,6 +119,7 @@ def cross_validate_grid(estimator, X, y, grid: Grid, *, cv=5, repeats: int = 1, 
     FitFailedError
         See ``error_score``.
     """
+    refuse_dask("cross_validate_grid", X, y, sample_weight)
     started = time.perf_counter()
     check_backend(backend, scheduler)
     error_score = check_error_score(error_score)
