@@ -573,3 +573,36 @@ def test_cross_validation_refuses_dask_collections(small):
                                                sample_weight=d["w"])):
         with pytest.raises(DataError, match="does not take Dask collections"):
             run()
+
+
+def test_beyond_the_critical_radius_the_constant_model_is_certified_from_partition_sums():
+    """Beyond the critical radius (credit-approval, calibrated metric, radius 5 > r_crit = 4.74) the Dask fit is the
+    constant model certified from partition sums, as in memory: the same intercept, objective and bound; the critical
+    radius from the partitions' class sums equals the in-memory one (a partition's sums left out would change it);
+    below it the fit goes through phase 1 and the barrier master."""
+    import dataclasses
+    from functools import reduce
+    from drokit.certificates.constant_model import class_sums, critical_point
+    from drokit.models.problem import Problem
+    X, y = dk.datasets.load("credit-approval")
+    metric = dk.GroundMetric.calibrated(X, 0.8, 0.8)
+    d = dd.from_pandas(X.assign(label=np.asarray(y)), npartitions=4)
+    Xd, yd = d.drop(columns="label"), d["label"]
+    est = dk.DROClassifier(ambiguity=dk.Wasserstein(metric, radius=5.0), handle_unknown="ignore")
+    mem, dsk = clone(est).fit(X, y), clone(est).fit(Xd, yd)
+    assert mem.result_.solver == dsk.result_.solver == "constant_model"
+    assert np.all(dsk.coef_ == 0) and dsk.intercept_[0] == pytest.approx(mem.intercept_[0], abs=1e-12)
+    _assert_equal_to_certificate(mem, dsk)
+    # the class sums of the partitions add up to the whole data's
+    inst = Problem("logistic", dk.Wasserstein(metric, radius=5.0)).bind(X, y, handle_unknown="ignore").fitting_view()
+    pieces = [dataclasses.replace(inst.take_samples(idx), sample_weight=inst.p[idx])     # the global p_n
+              for idx in np.array_split(np.arange(inst.n_samples), 4)]
+    whole, parts = class_sums(inst), reduce(lambda a, b: a + b, [class_sums(p) for p in pieces])
+    assert parts.p_plus == pytest.approx(whole.p_plus, rel=1e-14)
+    for a, b in zip(parts.levels_plus + parts.levels_minus, whole.levels_plus + whole.levels_minus):
+        np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-16)
+    partial = reduce(lambda a, b: a + b, [class_sums(p) for p in pieces[1:]])
+    assert not np.allclose(partial.levels_plus[0], whole.levels_plus[0])
+    assert critical_point(inst)[0] == pytest.approx(4.737234091578972, rel=1e-9)
+    below = clone(est).set_params(ambiguity=dk.Wasserstein(metric, radius=0.5)).fit(Xd, yd)
+    assert below.result_.solver == "barrier_master" and below.result_.auxiliary["stage"] == "barrier master"

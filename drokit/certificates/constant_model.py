@@ -35,7 +35,8 @@ row per sample per round and the conic masters of a cutting plane do not close (
 
 from __future__ import annotations
 
-from typing import Optional
+from dataclasses import dataclass
+from typing import List, Optional
 
 import numpy as np
 import scipy.sparse as sp
@@ -46,22 +47,29 @@ from ..oracles.rows import FractionalRows
 from .lagrangian import LowerBound, lagrangian_bound
 
 
-def _applies(inst: DROInstance) -> bool:
+def constant_model_applies(inst: DROInstance) -> bool:
+    """Binary classification, labels fixed, an intercept, a smooth loss with a finite Lipschitz constant, a positive
+    radius, no penalty and no attack: the problems the construction covers."""
     loss = inst.loss
     return (inst.is_classification and not inst.label_flips and inst.fit_intercept and inst.radius > 0
             and not inst.penalized and not hasattr(loss, "at") and loss.pieces is None
             and np.isfinite(float(loss.lipschitz)) and float(loss.lipschitz) > 0)
 
 
-def constant_intercept(inst: DROInstance) -> float:
-    """``b* = argmin_b sum_n p_n L(y_n b)`` (Newton on the one-dimensional convex function, from ``log(p_+/p_-)``, the
-    logistic loss's closed form)."""
+def intercept_sums(inst: DROInstance, b: float):
+    """``(sum_n p_n y_n L'(y_n b), sum_n p_n L''(y_n b))``: the derivatives of ``sum_n p_n L(y_n b)`` in ``b`` (sums over
+    samples: partitions add theirs)."""
     y = np.asarray(inst.y, dtype=float)
-    p_plus = float(inst.p[y > 0].sum())
+    _, d1, d2 = inst.loss.value_and_derivatives(y * b)
+    return float(inst.p @ (y * d1)), float(inst.p @ d2)
+
+
+def newton_intercept(p_plus: float, derivatives) -> float:
+    """``b*`` by Newton's method on the one-dimensional convex function whose ``derivatives(b) = (g, h)`` are given,
+    from ``log(p_+/p_-)`` (the logistic loss's closed form)."""
     b = float(np.log(p_plus / (1.0 - p_plus)))
     for _ in range(100):
-        _, d1, d2 = inst.loss.value_and_derivatives(y * b)
-        g, h = float(inst.p @ (y * d1)), float(inst.p @ d2)
+        g, h = derivatives(b)
         if h <= 0 or not np.isfinite(g):
             break
         step = g / h
@@ -69,6 +77,50 @@ def constant_intercept(inst: DROInstance) -> float:
         if abs(step) <= 1e-15 * max(1.0, abs(b)):
             break
     return b
+
+
+def constant_intercept(inst: DROInstance) -> float:
+    """``b* = argmin_b sum_n p_n L(y_n b)`` (:func:`newton_intercept`)."""
+    y = np.asarray(inst.y, dtype=float)
+    return newton_intercept(float(inst.p[y > 0].sum()), lambda b: intercept_sums(inst, b))
+
+
+@dataclass
+class ClassSums:
+    """The sums over samples the critical radius needs (partitions add theirs, ``+``): the positive class's mass
+    ``sum_{y=+1} p_n``, each class's ``sum p_n x_n`` over the numerical features and, per categorical feature, each
+    class's level masses ``sum p_n 1[z_nl = v]``."""
+
+    p_plus: float
+    x_plus: np.ndarray
+    x_minus: np.ndarray
+    levels_plus: List[np.ndarray]
+    levels_minus: List[np.ndarray]
+
+    def __add__(self, other: "ClassSums") -> "ClassSums":
+        return ClassSums(self.p_plus + other.p_plus, self.x_plus + other.x_plus, self.x_minus + other.x_minus,
+                         [a + b for a, b in zip(self.levels_plus, other.levels_plus)],
+                         [a + b for a, b in zip(self.levels_minus, other.levels_minus)])
+
+
+def class_sums(inst: DROInstance) -> ClassSums:
+    """:class:`ClassSums` of ``inst``'s samples."""
+    y = np.asarray(inst.y, dtype=float)
+    p = np.asarray(inst.p, dtype=float)
+    plus = y > 0
+    X = np.asarray(inst.data.X, dtype=float)
+    Z = np.asarray(inst.data.Z)
+    levels = [int(v) for v in inst.schema.levels[: inst.n_categorical]]
+    return ClassSums(float(p[plus].sum()), p[plus] @ X[plus], p[~plus] @ X[~plus],
+                     [np.bincount(Z[plus, l], weights=p[plus], minlength=k) for l, k in enumerate(levels)],
+                     [np.bincount(Z[~plus, l], weights=p[~plus], minlength=k) for l, k in enumerate(levels)])
+
+
+def slope_sum(inst: DROInstance, b: float) -> float:
+    """``sum_{y_n = +1} p_n L'(y_n b)`` (``p_+ alpha_+``)."""
+    y = np.asarray(inst.y, dtype=float)
+    plus = y > 0
+    return float(inst.p[plus] @ inst.loss.derivative(y * b)[plus])
 
 
 def _level_plan(small: np.ndarray, heavy: np.ndarray, units: Optional[np.ndarray]) -> np.ndarray:
@@ -94,33 +146,18 @@ def _level_plan(small: np.ndarray, heavy: np.ndarray, units: Optional[np.ndarray
     return res.x.reshape(a, a)
 
 
-def critical_point(inst: DROInstance, radius: Optional[float] = None):
-    """``(r_crit, rows, mass, slopes, b*)``: the dual point of the module docstring and the radius from which it
-    proves the constant model optimal; ``None`` when the construction does not apply (an immutable feature whose
-    classes differ, one class only, another problem class).  With ``radius`` below ``r_crit`` the rows are not built
-    (``rows = mass = slopes = None``): the check costs a pass over the codes."""
-    if not _applies(inst):
-        return None
-    y = np.asarray(inst.y, dtype=float)
-    p = np.asarray(inst.p, dtype=float)
-    plus = y > 0
-    p_plus = float(p[plus].sum())
-    if not 0.0 < p_plus < 1.0:
-        return None
-    b = constant_intercept(inst)
-    slope = inst.loss.derivative(y * b)                    # alpha_n = L'(y_n b*)
-    k = float(p[plus] @ slope[plus])                      # p_+ alpha_+ = -p_- alpha_-
-    lighter = plus if p_plus <= 0.5 else ~plus
+def critical_plans(inst: DROInstance, sums: ClassSums, k: float):
+    """``(r_crit, spreads, level_costs, plus_is_lighter)`` from the class sums (of every sample) and ``k = p_+
+    alpha_+``: the lighter class's level plans ``R_l`` (level ``a`` -> a distribution over levels) and their expected
+    costs (module docstring); ``None`` where the construction does not apply (an immutable feature whose classes
+    differ).  ``inst``: for the metric and schema only."""
+    p_plus = sums.p_plus
+    plus_lighter = p_plus <= 0.5
     p_light = min(p_plus, 1.0 - p_plus)
     metric = inst.metric
-    N, m = inst.n_samples, inst.n_categorical
-    layout = CodeLayout.of(inst)
-    lead = 1 + inst.n_numerical
-    # the numerical columns' budget |k| ||Gamma (mu_+ - mu_-)|| / lip (an immutable column must not differ)
     numeric = 0.0
     if inst.n_numerical:
-        X = np.asarray(inst.data.X, dtype=float)
-        diff = (p[plus] @ X[plus]) / p_plus - (p[~plus] @ X[~plus]) / (1.0 - p_plus)
+        diff = sums.x_plus / p_plus - sums.x_minus / (1.0 - p_plus)
         gamma = np.asarray(metric.gamma, dtype=float)
         if np.any(np.isinf(gamma) & (np.abs(diff) > 0)):
             return None
@@ -128,17 +165,16 @@ def critical_point(inst: DROInstance, radius: Optional[float] = None):
         if np.any(moving):
             numeric = abs(k) * float(metric.numerical.distance(diff[moving][None, :], np.zeros((1, int(moving.sum()))),
                                                               gamma[moving]).ravel()[0]) / float(inst.loss.lipschitz)
-    # the categorical features: a plan per feature from the lighter class's levels to the heavier class's
-    Z = np.asarray(inst.data.Z)
-    light, heavy = np.flatnonzero(lighter), np.flatnonzero(~lighter)
     units_all = getattr(metric, "units", None) if not metric.mismatch_only else None
     delta = np.asarray(metric.delta, dtype=float)
     spreads, level_costs = [], []
     transport = 0.0
-    for l in range(m):
+    for l in range(inst.n_categorical):
         levels = int(inst.schema.levels[l])
-        P_s = np.bincount(Z[light, l], weights=p[light], minlength=levels) / p_light
-        P_h = np.bincount(Z[heavy, l], weights=p[heavy], minlength=levels) / (1.0 - p_light)
+        light, heavy = (sums.levels_plus[l], sums.levels_minus[l]) if plus_lighter else \
+            (sums.levels_minus[l], sums.levels_plus[l])
+        P_s = light / p_light
+        P_h = heavy / (1.0 - p_light)
         units = None if units_all is None else np.asarray(units_all[l], dtype=float)
         if np.allclose(P_s, P_h, rtol=0, atol=1e-15):
             plan = np.diag(P_s)
@@ -153,10 +189,20 @@ def critical_point(inst: DROInstance, radius: Optional[float] = None):
         transport += float(P_s @ level_cost)
         spreads.append(R)
         level_costs.append(level_cost)
-    r_crit = p_light * transport + numeric
-    if radius is not None and radius < r_crit * (1.0 + 1e-12):
-        return r_crit, None, None, None, b
-    # the dual point's rows: expected dummies (lighter class spread by the plans, heavier class as it is) and costs
+    return p_light * transport + numeric, spreads, level_costs, plus_lighter
+
+
+def critical_rows(inst: DROInstance, spreads, level_costs, plus_lighter: bool) -> FractionalRows:
+    """The dual point's rows of ``inst``'s samples: the lighter class's spread by the plans (expected dummies and
+    costs), the heavier class's as they are (module docstring)."""
+    y = np.asarray(inst.y, dtype=float)
+    plus = y > 0
+    lighter = plus if plus_lighter else ~plus
+    N = inst.n_samples
+    layout = CodeLayout.of(inst)
+    lead = 1 + inst.n_numerical
+    Z = np.asarray(inst.data.Z)
+    light, heavy = np.flatnonzero(lighter), np.flatnonzero(~lighter)
     first = layout.code_base(lead)                          # feature l, code c > 0 -> column first[l] + c
     cost = np.zeros(N)
     entries, columns, values = [], [], []
@@ -184,8 +230,30 @@ def critical_point(inst: DROInstance, radius: Optional[float] = None):
     matrix = sp.csr_matrix((np.concatenate([lead_vals] + values), (np.concatenate([lead_rows] + entries),
                                                                    np.concatenate([lead_cols] + columns))),
                            shape=(N, n_cols))
-    rows = FractionalRows(np.arange(N), np.zeros(N, dtype=bool), cost, matrix)
-    return r_crit, rows, p.copy(), np.asarray(slope, dtype=float), b
+    return FractionalRows(np.arange(N), np.zeros(N, dtype=bool), cost, matrix)
+
+
+def critical_point(inst: DROInstance, radius: Optional[float] = None):
+    """``(r_crit, rows, mass, slopes, b*)``: the dual point of the module docstring and the radius from which it
+    proves the constant model optimal; ``None`` when the construction does not apply (an immutable feature whose
+    classes differ, one class only, another problem class).  With ``radius`` below ``r_crit`` the rows are not built
+    (``rows = mass = slopes = None``): the check costs a pass over the codes."""
+    if not constant_model_applies(inst):
+        return None
+    sums = class_sums(inst)
+    if not 0.0 < sums.p_plus < 1.0:
+        return None
+    b = constant_intercept(inst)
+    found = critical_plans(inst, sums, slope_sum(inst, b))
+    if found is None:
+        return None
+    r_crit, spreads, level_costs, plus_lighter = found
+    if radius is not None and radius < r_crit * (1.0 + 1e-12):
+        return r_crit, None, None, None, b
+    y = np.asarray(inst.y, dtype=float)
+    slope = inst.loss.derivative(y * b)                    # alpha_n = L'(y_n b*)
+    rows = critical_rows(inst, spreads, level_costs, plus_lighter)
+    return r_crit, rows, np.asarray(inst.p, dtype=float).copy(), np.asarray(slope, dtype=float), b
 
 
 def constant_model_bound(inst: DROInstance, gap_tol: float) -> Optional[tuple]:
@@ -206,4 +274,5 @@ def constant_model_bound(inst: DROInstance, gap_tol: float) -> Optional[tuple]:
     return b, upper, bound, np.asarray(losses, dtype=float)
 
 
-__all__ = ["critical_point", "constant_model_bound", "constant_intercept"]
+__all__ = ["critical_point", "constant_model_bound", "constant_intercept", "constant_model_applies", "ClassSums",
+           "class_sums", "intercept_sums", "newton_intercept", "slope_sum", "critical_plans", "critical_rows"]

@@ -33,7 +33,8 @@ from ..exceptions import DataError, ParameterError, SolverError
 from ..gaps import relative_gap
 from ..losses.base import CLASSIFICATION
 from ..params import component
-from ..reformulations.distributed_fit import GlobalView, distributed_barrier_master, distributed_phase_one
+from ..reformulations.distributed_fit import (GlobalView, distributed_barrier_master, distributed_constant_model,
+                                              distributed_phase_one)
 from ..reformulations.partition_fit import PartitionFit
 from ..partitions import ActorParts, LocalParts
 from ..reformulations.phase_one import phase_one_applies
@@ -217,14 +218,18 @@ def _fit_parts(estimator, problem, parts, schema, classes, t0: float):
     log = print if estimator.verbose else None
     compile_time = time.perf_counter() - t0
     t1 = time.perf_counter()
+    view = GlobalView(template.radius, n_samples)
+    gap_tol = CERTIFIED_GAP
+    constant = distributed_constant_model(parts, template, view, gap_tol, log)      # beyond the critical radius
+    if constant is not None:
+        return (_result(template, constant, n_samples, len(parts), compile_time, time.perf_counter() - t1), schema,
+                classes)
     start, tau0 = None, 1e-1
     if n_samples >= SUBSAMPLE_FROM:
         warm = warm_phase_one(template, make_oracle(template, "auto"), tau_min=WARM_TAU, log=log)
         if np.isfinite(warm.upper_bound):
             offset = 1 if template.fit_intercept else 0
             start, tau0 = np.r_[[warm.intercept] if offset else [], warm.coef, warm.lam], WARM_TAU
-    view = GlobalView(template.radius, n_samples)
-    gap_tol = CERTIFIED_GAP
     deadline = t0 + float(estimator.time_limit) if estimator.time_limit is not None else np.inf
     first = distributed_phase_one(parts, template, view, start=start, tau0=tau0, certify_tol=gap_tol, log=log,
                                   deadline=deadline)
@@ -254,7 +259,7 @@ def _fit_parts(estimator, problem, parts, schema, classes, t0: float):
 
 
 def _result(template, outcome, n_samples: int, n_parts: int, compile_time: float, solve_time: float) -> FitResult:
-    solver = "phase_one" if outcome.stage == "phase 1" else "barrier_master"
+    solver = {"phase 1": "phase_one", "constant model": "constant_model"}.get(outcome.stage, "barrier_master")
     return FitResult(
         objective=float(outcome.upper_bound), status="optimal", method="cutting_plane",
         method_reason=f"distributed over {n_parts} partitions: phase 1 and the barrier master by partition sums "

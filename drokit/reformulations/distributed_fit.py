@@ -26,12 +26,14 @@ that follow an uncertified barrier master in memory, the level-max columns (:mod
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional
 
 import numpy as np
 
+from ..certificates.constant_model import constant_model_applies, critical_plans, newton_intercept
 from ..certificates.partitioned_bound import partitioned_lagrangian_bound
 from ..gaps import GAP_FLOOR, gap_scale
 from ..instance import DROInstance
@@ -166,6 +168,38 @@ def _bound(parts, template: DROInstance, lower: float, dual, upper: float):
     if lower < bound.value <= upper + 1e-9 * max(1.0, abs(upper)):      # above upper: wrongly evaluated
         return bound.value, bound, True
     return lower, dual, False
+
+
+def distributed_constant_model(parts, template: DROInstance, view: GlobalView, gap_tol: float,
+                               log: Optional[Callable[[str], None]] = None) -> Optional[DistributedOutcome]:
+    """Beyond the critical radius, the constant model certified from partition sums
+    (:mod:`drokit.certificates.constant_model`: ``r_crit`` from the classes' masses, numerical sums and level masses,
+    ``b*`` by Newton on summed derivatives, the dual point's rows built in each partition from the global plans and
+    bounded by the partitioned Lagrangian bound); ``None`` below ``r_crit`` or where it does not apply or certify.  As
+    in memory, where it applies no phase 1 runs (every configuration row would tie there)."""
+    t0 = time.perf_counter()
+    if not constant_model_applies(template):
+        return None
+    sums = functools.reduce(lambda a, b: a + b, parts.call("constant_sums"))
+    if not 0.0 < sums.p_plus < 1.0:
+        return None
+    b = newton_intercept(sums.p_plus, lambda b_: tuple(np.sum(parts.call("constant_intercept_sums", b_), axis=0)))
+    found = critical_plans(template, sums, float(sum(parts.call("constant_slope_sum", b))))
+    if found is None or template.radius < found[0] * (1.0 + 1e-12):
+        return None
+    r_crit, spreads, level_costs, plus_lighter = found
+    upper = float(sum(parts.call("constant_loss_sum", b)))
+    parts.call("constant_bound_part", spreads, level_costs, plus_lighter, b)
+    bound = partitioned_lagrangian_bound(BoundParts(parts), template)
+    parts.call("bound_release")
+    if not np.isfinite(bound.value) or upper - bound.value > gap_tol * gap_scale(upper) or \
+            bound.value > upper + 1e-9 * gap_scale(upper):
+        return None
+    if log is not None:
+        log(f"constant model: radius {template.radius:g} is beyond the critical radius {r_crit:.6g}; beta = 0, "
+            f"intercept {b:.9g}, upper bound {upper:.9f}, lower bound {bound.value:.9f} ({len(parts)} partitions)")
+    return DistributedOutcome(float(b), np.zeros(template.schema.n_encoded), 0.0, upper, float(bound.value), True,
+                              "constant model", 0, 0, 0, view.n_samples, time.perf_counter() - t0)
 
 
 def distributed_phase_one(parts, template: DROInstance, view: GlobalView, *, start: Optional[np.ndarray],
@@ -357,5 +391,5 @@ def distributed_barrier_master(parts, template: DROInstance, view: GlobalView, f
                               history=history)
 
 
-__all__ = ["GlobalView", "BoundParts", "PartitionedSmoothed", "PartitionedEpigraph", "DistributedOutcome",
+__all__ = ["distributed_constant_model", "GlobalView", "BoundParts", "PartitionedSmoothed", "PartitionedEpigraph", "DistributedOutcome",
            "distributed_phase_one", "distributed_barrier_master"]

@@ -33,6 +33,7 @@ import numpy as np
 from ..instance import DROInstance
 from ..oracles.enumeration import ConfigurationRows, concat_rows, enumerate_configurations, take_rows, unique_rows
 from ..oracles.registry import make_oracle
+from ..certificates.constant_model import ClassSums, class_sums, critical_rows, intercept_sums, slope_sum
 from ..certificates.partitioned_bound import BoundPart
 from .cutting_plane_outcome import with_nominal_rows
 from .epigraph import EpigraphBarrier
@@ -236,6 +237,30 @@ class PartitionFit:
         master = self.epigraph
         self.bound_part = None
         self.bound_part = BoundPart(self.inst, *master.row_dual(mu * w / master.p[master.segment], slope))
+
+    # ------------------------------------------------------------------ beyond the critical radius
+    def constant_sums(self) -> ClassSums:
+        """The partition's class sums (:func:`~drokit.certificates.constant_model.class_sums`)."""
+        return class_sums(self.inst)
+
+    def constant_intercept_sums(self, b: float):
+        return intercept_sums(self.inst, b)
+
+    def constant_slope_sum(self, b: float) -> float:
+        return slope_sum(self.inst, b)
+
+    def constant_loss_sum(self, b: float) -> float:
+        """``sum_n p_n L(y_n b)`` over the partition (the constant model's risk)."""
+        return float(self.inst.p @ self.inst.loss.value(np.asarray(self.inst.y, dtype=float) * b))
+
+    def constant_bound_part(self, spreads, level_costs, plus_lighter: bool, b: float) -> None:
+        """This partition's part of the constant model's dual point (:func:`~drokit.certificates.constant_model.
+        critical_rows`: masses ``p_n``, slopes ``L'(y_n b*)``)."""
+        rows = critical_rows(self.inst, spreads, level_costs, plus_lighter)
+        slope = self.inst.loss.derivative(np.asarray(self.inst.y, dtype=float) * b)
+        self.bound_part = None
+        self.bound_part = BoundPart(self.inst, rows, np.asarray(self.inst.p, dtype=float).copy(),
+                                    np.asarray(slope, dtype=float))
 
     # ------------------------------------------------------------------ the certificate
     def bound_call(self, name: str, *args, **kwargs):
