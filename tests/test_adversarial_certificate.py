@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 
 import drokit as dk
+import drokit.certificates.budget as budget
 import drokit.certificates.lagrangian as lg
 import drokit.certificates.lower_bound as lb
 import drokit.certificates.smoothed_point as sm
@@ -159,7 +160,7 @@ def test_mutation_skipping_the_norm_priced_budget_breaks_the_bound(monkeypatch):
     q, p_attack, kappa = 1, 2, np.inf
     ref = _numerical_reference(X, y, "logistic", p_attack, q, kappa)
     point = _demanding_point(X, y, q, p_attack, kappa)
-    monkeypatch.setattr(lg, "attack_offset", lambda r, *args, **kwargs: np.array(r, dtype=float))
+    monkeypatch.setattr(budget, "attack_offset", lambda r, *args, **kwargs: np.array(r, dtype=float))
     value = lg.lagrangian_bound(_adversarial("logistic", q, p_attack, kappa).bind(X, y), point.rows, point.mass,
                                 point.slopes).value
     assert value > ref + 1e-3

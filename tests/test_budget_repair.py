@@ -1,4 +1,5 @@
-"""The budget repair of the Lagrangian certificate (drokit/certificates/lagrangian.py, ``_budget_target``).
+"""The budget repair of the Lagrangian certificate (drokit/certificates/budget.py, ``budget_target``, which
+drokit/certificates/lagrangian.py calls as ``_budget_target``).
 
 A dual point whose norm-priced columns' sums overspend the budget (``S_c + N(Gamma g_L) / lip > eps``) used to be mixed
 with the nominal rows, losing ``(spent - eps) base / eps``; its slopes are now repaired so that ``g_L`` fits what the

@@ -94,7 +94,7 @@ def test_penalized_regression_bound_searches_the_budget_penalty_split(seed, monk
     split certifies with an explicit dual point that stays below the brute-force reference."""
     import warnings
     import fuzz_instances as fz
-    import drokit.certificates.lagrangian as lagrangian
+    import drokit.certificates.budget as budget
 
     inst = fz.draw_instance(seed)
     assert inst.l2_penalty > 0 and inst.task == "regression"
@@ -107,7 +107,7 @@ def test_penalized_regression_bound_searches_the_budget_penalty_split(seed, monk
     assert res.lower_bound <= ref + 1e-9 * max(1.0, abs(ref))
     assert res.upper_bound - res.lower_bound <= 1e-6 * max(abs(res.upper_bound), 1e-2)
     # without the search (the candidate splits only) the bound is not enough
-    monkeypatch.setattr(lagrangian, "SPLIT_SEARCH_MAX", 0)
+    monkeypatch.setattr(budget, "SPLIT_SEARCH_MAX", 0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         res = fz.fit(inst, "monolithic", None)

@@ -12,7 +12,8 @@ from typing import Optional
 import numpy as np
 import scipy.sparse as sp
 
-from .lagrangian import (KINK_RTOL, MASS_DROP, SMOOTH_BAND, LowerBound, attack_offset, attack_pieces, attacked_loss,
+from .budget import attack_offset
+from .lagrangian import (KINK_RTOL, MASS_DROP, SMOOTH_BAND, LowerBound, attack_pieces, attacked_loss,
                          attacked_free_columns, initial_slopes, lagrangian_bound, loss_arguments, row_matrix)
 from .penalty import penalty_gradient, penalty_split, penalty_zeros
 from .repair import BVLS_MAX_ROWS, RESIDUAL_RTOL, SPARSE_GRAM_DENSITY, column_roles, slope_room
@@ -25,7 +26,8 @@ from .smoothed_point import smoothed_applies
 from .support import worst_case_support
 
 #: what this module defines, and the Lagrangian certificate's names it hands on (their homes are
-#: :mod:`drokit.certificates.lagrangian`, :mod:`~drokit.certificates.penalty` and :mod:`~drokit.certificates.repair`)
+#: :mod:`drokit.certificates.lagrangian`, :mod:`~drokit.certificates.budget`, :mod:`~drokit.certificates.penalty` and
+#: :mod:`~drokit.certificates.repair`)
 __all__ = ["certified_lower_bound", "kkt_multipliers", "CANDIDATE_RTOLS", "KKT_MAX_ROWS", "HELD_KINK_RTOL",
            "SMOOTHED_CANDIDATE_RTOL", "LowerBound",
            "lagrangian_bound", "attack_offset", "penalty_gradient", "penalty_split", "penalty_zeros", "FractionalRows",

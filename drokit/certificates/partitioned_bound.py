@@ -16,7 +16,7 @@ every quantity a sum over the partitions: the column sums ``g`` (``d``), the Gra
 The repair's coefficients ``c`` (a step ``alpha + r sigma A_C c`` is then made on each partition) are solved on the
 client, which runs :func:`~drokit.certificates.repair.repair_steps` -- the steps of the in-memory repair in their
 order -- over slope vectors held by the partitions under names (:class:`BoundPart`), and the budget by
-:func:`~drokit.certificates.lagrangian.budget_value` and :func:`~drokit.certificates.lagrangian.budget_target`.
+:func:`~drokit.certificates.budget.budget_value` and :func:`~drokit.certificates.budget.budget_target`.
 
 A partition's instance holds its samples with ``sample_weight`` = their probabilities ``p_n`` in the whole nominal
 distribution (summing to the partition's share of 1, not to 1: ``inst.take_samples(index)`` with ``sample_weight =
@@ -43,8 +43,8 @@ import numpy as np
 from ..instance import DROInstance
 from ..partitions import LocalParts
 from ..losses.conjugate import conjugate, slope_domain
-from .lagrangian import (LowerBound, budget_target, budget_value, label_floor, priced_norm, row_matrix,
-                         with_every_sample)
+from .budget import budget_target, budget_value, label_floor, priced_norm
+from .lagrangian import LowerBound, row_matrix, with_every_sample
 from .repair import (BOUNDED_MAX_ITER, column_roles, gram_solve, repair_steps, slope_room, weighted_gram,
                      within_rounding)
 
@@ -254,11 +254,11 @@ def partitioned_lagrangian_bound(parts, inst: DROInstance) -> LowerBound:
        :func:`~drokit.certificates.repair.repair_steps`); ``-inf`` when neither meets the conditions;
     2. the residual ``max |g_F|`` checked against :data:`~drokit.certificates.repair.RESIDUAL_RTOL` relative to
        ``max(1, max |m alpha|)`` over every partition;
-    3. the budget ``spent = S_c + N(Gamma g_L) / lip`` (:func:`~drokit.certificates.lagrangian.priced_norm`): ``value =
+    3. the budget ``spent = S_c + N(Gamma g_L) / lip`` (:func:`~drokit.certificates.budget.priced_norm`): ``value =
        base + lam_0 (eps - spent)`` within it, else the point mixed with the nominal rows (``t = eps / spent``: ``t
-       base - (1 - t) L*(0)``, the partitions' ``sum p_n`` = 1) (:func:`~drokit.certificates.lagrangian.budget_value`);
+       base - (1 - t) L*(0)``, the partitions' ``sum p_n`` = 1) (:func:`~drokit.certificates.budget.budget_value`);
     4. overspent (``scale < 1``) with norm-priced columns: the slopes repaired once more so that ``g_L`` becomes its
-       scaling into what the transport cost leaves (:func:`~drokit.certificates.lagrangian.budget_target`), within the
+       scaling into what the transport cost leaves (:func:`~drokit.certificates.budget.budget_target`), within the
        room handed in and the domain's, the larger bound kept.
 
     ``parts``: any object whose ``call(name, *args, **kwargs)`` calls :class:`BoundPart` method ``name`` on every

@@ -9,10 +9,10 @@ sigma_k a_k`` of a dual point, so that a penalized coefficient's column needs no
   penalty holds at 0 read within :data:`PENALTY_ZERO_RTOL` (:func:`penalty_zeros`);
 * the norm-priced numerical columns' sums split ``g_L = g_1 + g_2``, ``g_1`` paid by the transport budget and ``g_2``
   by the penalty.  Any split gives a valid bound (the Lagrangian's minimum over ``(theta, lam)``,
-  :func:`drokit.certificates.lagrangian._budget_bound`, takes the best of its candidates): :func:`penalty_split` is the
+  :func:`drokit.certificates.budget.budget_bound`, takes the best of its candidates): :func:`penalty_split` is the
   split that leaves the penalty the least to pay within the budget (closed forms for ``p`` in ``{1, 2, inf}`` up to a
   multiplier found by bisection, :func:`feasible_member`, which the attack's offset
-  :func:`~drokit.certificates.lagrangian.attack_offset` shares), :func:`searched_split` the one that maximizes the
+  :func:`~drokit.certificates.budget.attack_offset` shares), :func:`searched_split` the one that maximizes the
   bound, by Powell's method.
 """
 
@@ -70,7 +70,7 @@ def penalty_split(g_L: np.ndarray, gamma: np.ndarray, p_norm: Optional[float], r
     with the multiplier ``mu`` found by bisection so that the budget is met (from the feasible side); other ``p``
     scale ``a`` onto the budget (feasible, not optimal), as does a ground norm that is not an l_p norm (``p_norm =
     None``; ``size(delta)``: its ``N(gamma delta)``).  Any split gives a valid bound
-    (:func:`~drokit.certificates.lagrangian._budget_bound`)."""
+    (:func:`~drokit.certificates.budget.budget_bound`)."""
     a = np.maximum(np.abs(g_L) - l1, 0.0)
     sign = np.sign(g_L)
 
