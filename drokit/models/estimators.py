@@ -327,7 +327,12 @@ class DROClassifier(ClassifierMixin, DROLinearModel):
     def fit(self, X, y, sample_weight=None):
         """Fit the model; returns ``self``.  ``sample_weight``: nonnegative weights of the samples (the
         nominal distribution ``P_N = sum_n p_n delta_n``, ``p = w / sum(w)``; the ball is around it).  With three
-        or more classes and the logistic loss, the multinomial model (:mod:`drokit.models.multinomial`)."""
+        or more classes and the logistic loss, the multinomial model (:mod:`drokit.models.multinomial`).
+
+        ``X`` may be a Dask DataFrame (categorical columns with known categories) or Array, with ``y`` and
+        ``sample_weight`` Dask collections partitioned alike: the same certified fit then runs by partition on the
+        current ``dask.distributed`` client, the rows staying on the workers (:mod:`drokit.models.dask_fit`,
+        docs/dask.md)."""
         if _fit_on_dask(self, X, y, sample_weight):
             return self
         X = check_array_2d(X)
@@ -439,7 +444,7 @@ class DRORegressor(RegressorMixin, DROLinearModel):
         self._store_params(locals())
 
     def fit(self, X, y, sample_weight=None):
-        """Fit the model; returns ``self``.  ``sample_weight`` as :meth:`DROClassifier.fit`."""
+        """Fit the model; returns ``self``.  ``sample_weight`` and Dask collections as :meth:`DROClassifier.fit`."""
         if _fit_on_dask(self, X, y, sample_weight):
             return self
         self._fit(X, y, sample_weight)
