@@ -101,8 +101,8 @@ class EpigraphBarrier(RowTerms):
     docstring)."""
 
     def __init__(self, inst: DROInstance, rows: ConfigurationRows, free: np.ndarray,
-                 barrier: ConeBarrier, layout: Optional[CodeLayout] = None):
-        super().__init__(inst, rows, layout)
+                 barrier: ConeBarrier, layout: Optional[CodeLayout] = None, factored: Optional[bool] = None):
+        super().__init__(inst, rows, layout, factored=factored)
         if self.starts.size != inst.n_samples:
             raise ValueError("the barrier master's working set needs a row of every sample (the nominal rows)")
         self.free, self.barrier = free, barrier

@@ -40,6 +40,10 @@ from .epigraph import EpigraphBarrier
 from .phase_one import SmoothedMaster, near_active, returning_rows
 from .row_terms import parameter_layout
 
+#: partitions keep their masters' term designs factored (:class:`.factored_design.FactoredDesign`: lead columns per
+#: sample, sparse dummies per term) whatever the in-memory rule says: synthetic 10 + 10, 400,000 rows in 4 partitions
+#: (one process), peak 1.7 kB a row against 2.4 kB dense, and the fit 25 s against 59 s
+FACTORED = True
 #: trial points' per-sample states (epigraph levels, slacks) a partition keeps besides the pinned one
 KEEP_STATES = 2
 
@@ -117,7 +121,7 @@ class PartitionFit:
     def smoothed_start(self) -> int:
         """The smoothed master over the nominal rows and the last separation's maximizers; its row count."""
         rows = unique_rows(concat_rows([self.rows, self.sep.rows]))
-        self.smoothed = SmoothedMaster(self.inst, rows, self.free, self.cone)
+        self.smoothed = SmoothedMaster(self.inst, rows, self.free, self.cone, factored=FACTORED)
         self.reserve = None
         return int(self.smoothed.rows.size)
 
@@ -144,7 +148,7 @@ class PartitionFit:
             if back is not None:
                 grown = unique_rows(concat_rows([grown, back]))
             self.smoothed = None
-            self.smoothed = SmoothedMaster(self.inst, grown, self.free, self.cone)
+            self.smoothed = SmoothedMaster(self.inst, grown, self.free, self.cone, factored=FACTORED)
         return int(self.smoothed.rows.size)
 
     def smoothed_prune(self, theta: np.ndarray, gap: float) -> int:
@@ -158,7 +162,7 @@ class PartitionFit:
             self.reserve = pruned if self.reserve is None else concat_rows([self.reserve, pruned])
             rows = take_rows(master.rows, keep)
             self.smoothed = None
-            self.smoothed = SmoothedMaster(self.inst, rows, self.free, self.cone)
+            self.smoothed = SmoothedMaster(self.inst, rows, self.free, self.cone, factored=FACTORED)
         return int(self.smoothed.rows.size)
 
     def smoothed_bound_part(self, theta: np.ndarray, tau: float) -> None:
@@ -188,7 +192,7 @@ class PartitionFit:
         self._states.clear()
         self._directions.clear()
         self._pinned = None
-        self.epigraph = EpigraphBarrier(self.inst, rows, self.free, self.cone)
+        self.epigraph = EpigraphBarrier(self.inst, rows, self.free, self.cone, factored=FACTORED)
 
     def epigraph_grow(self) -> Tuple[int, int]:
         """The last separation's new rows join the barrier master: ``(rows, terms)``."""

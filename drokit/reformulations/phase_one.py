@@ -165,8 +165,9 @@ def smoothed_global_terms(master, theta: np.ndarray, mu: float, data: float, gra
 class SmoothedMaster(RowTerms):
     """``F_tau`` over a working set (module docstring, item 2), with value, gradient and Hessian."""
 
-    def __init__(self, inst: DROInstance, rows: ConfigurationRows, free: np.ndarray, barrier: ConeBarrier):
-        super().__init__(inst, rows)
+    def __init__(self, inst: DROInstance, rows: ConfigurationRows, free: np.ndarray, barrier: ConeBarrier,
+                 factored: Optional[bool] = None):
+        super().__init__(inst, rows, factored=factored)
         self.free, self.barrier = free, barrier
         self.center, self.prox = None, 0.0   # proximal term prox/2 ||theta - center||^2 (bundle step)
         self.segment_p = inst.p[self.sample[self.starts]]   # sample weights p_n (1/N unweighted)
