@@ -45,26 +45,14 @@ import pandas as pd  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.bench_scaling import SYN_LEVELS, _estimator, _labels, _levels  # noqa: E402
+from benchmarks.bench_scaling import _estimator, synthetic_rows  # noqa: E402
 
 
 def synthetic_part(n: int, seed: int, part: int) -> pd.DataFrame:
     """Partition ``part`` of the synthetic 10 + 10 table (``bench_scaling.make_synthetic``'s model, drawn from
     ``[seed, 1, 0]``; the rows from ``[seed, 3, part]``), with its label column ``y``."""
-    model = np.random.default_rng([seed, 1, 0])
-    probs = [model.dirichlet(2.0 * np.ones(k)) for k in SYN_LEVELS]
-    effects = [model.normal(0, 0.6, k) for k in SYN_LEVELS]
-    beta = model.normal(0, 0.5, 10)
-    rng = np.random.default_rng([seed, 3, part])
-    num = rng.standard_normal((n, 10))
-    cols = {f"x{j + 1}": num[:, j] for j in range(10)}
-    score = num @ beta - 0.2
-    for j, (p, e) in enumerate(zip(probs, effects)):
-        c = _levels(rng, n, p, "L")
-        cols[f"c{j + 1}"] = c
-        score += e[c.codes]
-    cols["y"] = _labels(rng, score)
-    return pd.DataFrame(cols)
+    X, y = synthetic_rows(n, seed, np.random.default_rng([seed, 3, part]))
+    return X.assign(y=y)
 
 
 def dask_table(n: int, partitions: int, seed: int, client):

@@ -108,11 +108,16 @@ def _labels(rng, score: np.ndarray) -> np.ndarray:
 
 
 def make_synthetic(n: int, seed: int):
+    return synthetic_rows(n, seed, np.random.default_rng([seed, 1, n]))
+
+
+def synthetic_rows(n: int, seed: int, rng):
+    """``(X, labels)``: ``n`` rows of the synthetic 10 + 10 table drawn by ``rng``, from the model of ``seed`` (drawn
+    from ``[seed, 1, 0]``: the same model at every N and for every partition of ``bench_dask_fit.py``)."""
     model = np.random.default_rng([seed, 1, 0])        # the same model at every N
     probs = [model.dirichlet(2.0 * np.ones(k)) for k in SYN_LEVELS]
     effects = [model.normal(0, 0.6, k) for k in SYN_LEVELS]
     beta = model.normal(0, 0.5, 10)
-    rng = np.random.default_rng([seed, 1, n])
     num = rng.standard_normal((n, 10))
     cols = {f"x{j + 1}": num[:, j] for j in range(10)}
     score = num @ beta - 0.2

@@ -43,8 +43,8 @@ from .barrier_master import (LAMBDA_TRUST, MAX_NEW_FRACTION, MAX_RESTARTS, MAX_S
                              TRUST_REACH, CENTERING_MAX_STEPS)
 from .centering import center
 from .epigraph import epigraph_feasible, epigraph_step, epigraph_value
-from .phase_one import (CONE_BARRIER_WEIGHT, FLOOR_SOLVES, INEXACT, PRUNE_GAP, damped_newton, smoothed_global_terms,
-                        smoothed_global_value)
+from .phase_one import (CONE_BARRIER_WEIGHT, FLOOR_SOLVES, INEXACT, PRUNE_GAP, SettledSolves, damped_newton,
+                        next_temperature, phase_one_start, smoothed_global_terms, smoothed_global_value)
 from .row_terms import TrustBox, parameter_layout, split_theta
 
 
@@ -162,6 +162,11 @@ class _Oracle:
         return float(lam * self.template.radius + sums[0]), int(sums[3]), lam
 
 
+def _sizes(sizes):
+    """The working rows of every partition and the largest ``log |W_n|`` of any sample."""
+    return int(sum(r for r, _ in sizes)), max(c for _, c in sizes)
+
+
 def _bound(parts, template: DROInstance, lower: float, dual, upper: float):
     bound = partitioned_lagrangian_bound(BoundParts(parts), template)
     parts.call("bound_release")
@@ -215,20 +220,11 @@ def distributed_phase_one(parts, template: DROInstance, view: GlobalView, *, sta
     t0 = time.perf_counter()
     _, dim, free, barrier = parameter_layout(template)
     exact = _Oracle(parts, template)
-    theta = np.zeros(dim)
-    theta[-1] = 2.0 * (float(template.loss.lipschitz) + barrier.lam0)
-    if start is not None:
-        theta = np.array(start, dtype=float)
-        theta[~np.isin(np.arange(dim), free)] = 0.0
-        _, coef, lam = split_theta(template, theta)
-        theta[-1] = max(lam, 1.01 * lambda_floor(template, coef), 1.01 * barrier.lam0 + 1e-9)
-        if not barrier.feasible(theta):
-            theta[-1] = 2.0 * max(theta[-1], 1e-9)
+    theta = phase_one_start(template, start, dim, free, barrier)
     upper, _, _ = exact(theta)
     parts.call("keep_best")
     best = theta.copy()
-    rows = int(sum(parts.call("smoothed_start")))
-    log_count = max(parts.call("smoothed_log_count"))
+    rows, log_count = _sizes(parts.call("smoothed_start"))
     master = PartitionedSmoothed(parts, view, free, barrier)
     scale = max(1.0, abs(upper))
     tau, steps, solves = tau0 * scale, 0, 0
@@ -237,7 +233,7 @@ def distributed_phase_one(parts, template: DROInstance, view: GlobalView, *, sta
     stopped = ""
     lower, dual = -np.inf, None
     model_error = 0.0
-    unsettled = settled_at_tau = 0
+    counts = SettledSolves(FLOOR_SOLVES)
     while solves < max_solves:
         master.center, master.prox = best, prox * tau
         theta, k = damped_newton(master, theta, tau, tau * CONE_BARRIER_WEIGHT,
@@ -259,28 +255,22 @@ def distributed_phase_one(parts, template: DROInstance, view: GlobalView, *, sta
             log(f"phase 1 solve {solves:>3}: tau {tau:.0e} exact {value:.9f} best {upper:.9f} model {model:.9f} "
                 f"rows {rows} new {fresh} ({k} Newton steps, {len(parts)} partitions)"
                 + (f" lower {lower:.9f}" if np.isfinite(lower) else ""))
-        rows = int(sum(parts.call("smoothed_grow", theta, PRUNE_GAP * scale)))
-        log_count = max(parts.call("smoothed_log_count"))
+        rows, log_count = _sizes(parts.call("smoothed_grow", theta, PRUNE_GAP * scale))
         if certify_tol is not None and upper - lower <= certify_tol * gap_scale(upper):
             converged = certified = True
             break
         if time.perf_counter() > deadline:
             stopped = "time limit reached"
             break
-        if not settled:
-            unsettled += 1
-            if unsettled >= FLOOR_SOLVES:
-                break
+        action = counts.after(settled, tau <= floor)
+        if action == "retry":
             continue
-        settled_at_tau += 1
-        if tau <= floor and settled_at_tau >= 2:
-            converged = True
+        if action != "cool":                # "stop" or "converged"
+            converged = action == "converged"
             break
-        if tau > floor:
-            rows = int(sum(parts.call("smoothed_prune", theta, PRUNE_GAP * scale)))
-            log_count = max(parts.call("smoothed_log_count"))
-            tau = floor if tau * 0.1 < 1.01 * floor else tau * 0.1
-            unsettled = settled_at_tau = 0
+        rows, log_count = _sizes(parts.call("smoothed_prune", theta, PRUNE_GAP * scale))
+        tau = next_temperature(tau, floor)
+        counts.reset()
     intercept, coef, lam = split_theta(template, best)
     lam = max(lam, lambda_floor(template, coef))
     bundle = int(sum(parts.call("smoothed_finish", intercept, coef, lam, margin * max(1.0, abs(upper)))))

@@ -49,7 +49,7 @@ from ..instance import DROInstance
 from ..oracles.design import GRAM_CHUNK
 from ..oracles.enumeration import ConfigurationRows, concat_rows, enumerate_configurations, take_rows, unique_rows
 from ..oracles.rows import lambda_floor, row_losses
-from .phase_one import FLOOR_SOLVES, damped_newton, phase_one_applies
+from .phase_one import FLOOR_SOLVES, SettledSolves, damped_newton, next_temperature, phase_one_applies
 from .row_terms import RowTerms, parameter_layout, split_theta
 
 #: the cone barrier's weight relative to ``tau`` (:data:`.phase_one.CONE_BARRIER_WEIGHT`)
@@ -210,7 +210,8 @@ def mot_phase_one(inst: DROInstance, oracle, *, rho: float, theta1: float, theta
                                                          sep.rows])), free, barrier, rate, ratio)
     scale = max(1.0, abs(upper))
     tau, floor = tau0 * scale, tau_min * scale
-    steps = solves = unsettled = settled_at_tau = 0
+    steps = solves = 0
+    counts = SettledSolves(floor_solves)
     converged = False
     while solves < max_solves:
         master.center, master.prox = best, prox * tau
@@ -235,18 +236,14 @@ def mot_phase_one(inst: DROInstance, oracle, *, rho: float, theta1: float, theta
             master = _MOTSmoothed(inst, grown, free, barrier, rate, ratio)
         if control is not None and control.should_stop():
             break
-        if not settled:
-            unsettled += 1
-            if unsettled >= floor_solves:
-                break                      # still missing rows: the masters do better from here
+        action = counts.after(settled, tau <= floor)   # "stop": still missing rows, the masters do better from here
+        if action == "retry":
             continue
-        settled_at_tau += 1
-        if tau <= floor and settled_at_tau >= 2:
-            converged = True
+        if action != "cool":                # "stop" or "converged"
+            converged = action == "converged"
             break
-        if tau > floor:
-            tau = floor if tau * 0.1 < 1.01 * floor else tau * 0.1
-            unsettled = settled_at_tau = 0
+        tau = next_temperature(tau, floor)
+        counts.reset()
     intercept, coef, mu = split_theta(inst, best)
     mu = max(mu, lambda_floor(inst, coef))
     working = master.rows

@@ -25,8 +25,8 @@ the last :data:`KEEP_STATES` of each.
 
 from __future__ import annotations
 
-from collections import OrderedDict
-from typing import Callable, Optional, Tuple
+from dataclasses import replace
+from typing import Callable, Dict, Optional, Tuple
 
 import numpy as np
 
@@ -62,8 +62,8 @@ class PartitionFit:
         # a partition of weight 0 adds nothing to any objective (the client leaves it out): it is not bound
         self.inst: Optional[DROInstance] = binder(X, y, w) if self.rows_in and self.weight > 0 else None
         self.labels = np.unique(np.asarray(self.inst.y)) if self.inst is not None else np.zeros(0)
-        self._states: "OrderedDict[int, tuple]" = OrderedDict()
-        self._directions: "OrderedDict[int, tuple]" = OrderedDict()
+        self._states: Dict[int, tuple] = {}            # insertion-ordered: the oldest trial first
+        self._directions: Dict[int, tuple] = {}
         self._pinned = None
         self.smoothed = self.epigraph = self.reserve = self.sep = self.best_s = self.bundle = None
         self.bound_part = None
@@ -83,7 +83,6 @@ class PartitionFit:
         if keep.size < inst.n_samples:
             inst = inst.take_samples(keep)
             w = w[keep]
-        from dataclasses import replace
         self.inst = replace(inst, sample_weight=w / float(total_weight))
         self.oracle = make_oracle(self.inst, "auto")
         _, self.dim, self.free, self.cone = parameter_layout(self.inst)
@@ -118,12 +117,12 @@ class PartitionFit:
         self.best_s = self.sep.violation
 
     # ------------------------------------------------------------------ phase 1 (the smoothed master)
-    def smoothed_start(self) -> int:
-        """The smoothed master over the nominal rows and the last separation's maximizers; its row count."""
+    def smoothed_start(self) -> Tuple[int, float]:
+        """The smoothed master over the nominal rows and the last separation's maximizers; its size (:meth:`_smoothed_size`)."""
         rows = unique_rows(concat_rows([self.rows, self.sep.rows]))
         self.smoothed = SmoothedMaster(self.inst, rows, self.free, self.cone, factored=FACTORED)
         self.reserve = None
-        return int(self.smoothed.rows.size)
+        return self._smoothed_size()
 
     def smoothed_value(self, theta: np.ndarray, tau: float) -> float:
         return self.smoothed.data_value(theta, tau)
@@ -131,13 +130,14 @@ class PartitionFit:
     def smoothed_derivatives(self, theta: np.ndarray, tau: float):
         return self.smoothed.data_derivatives(theta, tau)
 
-    def smoothed_log_count(self) -> float:
-        """``log`` of the largest number of terms of a sample (``F_tau - tau log |W_n| <= max``)."""
-        return float(self.smoothed.log_count)
+    def _smoothed_size(self) -> Tuple[int, float]:
+        """``(rows, log of the largest number of terms of a sample)`` of the smoothed master (``F_tau - tau log |W_n|
+        <= max``): what every change of the working set reports."""
+        return int(self.smoothed.rows.size), float(self.smoothed.log_count)
 
-    def smoothed_grow(self, theta: np.ndarray, gap: float) -> int:
+    def smoothed_grow(self, theta: np.ndarray, gap: float) -> Tuple[int, float]:
         """The last separation's new rows, and the reserve's rows back within ``gap`` of their sample's maximum
-        (:func:`.phase_one.returning_rows`), join the working set; its row count."""
+        (:func:`.phase_one.returning_rows`), join the working set; its size (:meth:`_smoothed_size`)."""
         master = self.smoothed
         fresh = master.index.unseen(self.sep.rows)
         back = None
@@ -149,9 +149,9 @@ class PartitionFit:
                 grown = unique_rows(concat_rows([grown, back]))
             self.smoothed = None
             self.smoothed = SmoothedMaster(self.inst, grown, self.free, self.cone, factored=FACTORED)
-        return int(self.smoothed.rows.size)
+        return self._smoothed_size()
 
-    def smoothed_prune(self, theta: np.ndarray, gap: float) -> int:
+    def smoothed_prune(self, theta: np.ndarray, gap: float) -> Tuple[int, float]:
         """Rows more than ``gap`` below their sample's maximum over the working set leave it for the reserve."""
         master = self.smoothed
         keep = master.within(theta, gap)
@@ -163,7 +163,7 @@ class PartitionFit:
             rows = take_rows(master.rows, keep)
             self.smoothed = None
             self.smoothed = SmoothedMaster(self.inst, rows, self.free, self.cone, factored=FACTORED)
-        return int(self.smoothed.rows.size)
+        return self._smoothed_size()
 
     def smoothed_bound_part(self, theta: np.ndarray, tau: float) -> None:
         """This partition's part of the smoothed dual point (:meth:`.phase_one.SmoothedMaster.dual_point`)."""
@@ -181,7 +181,7 @@ class PartitionFit:
     # ------------------------------------------------------------------ the barrier master
     def epigraph_start(self, from_bundle: bool) -> int:
         """The barrier master over the nominal rows and phase 1's bundle (``from_bundle``), or the last separation's
-        maximizers (an unconverged phase 1's point); its row count."""
+        maximizers (an unconverged phase 1's point); its size (:meth:`_smoothed_size`)."""
         rows = self.bundle if from_bundle and self.bundle is not None else self.sep.rows
         self.bundle = None
         self._build_epigraph(with_nominal_rows(self.inst, rows))

@@ -321,6 +321,52 @@ def exact_objective(inst: DROInstance, oracle, theta: np.ndarray):
     return float(lam * inst.radius + inst.p @ sep.violation), sep
 
 
+class SettledSolves:
+    """Phase 1's temperature schedule's bookkeeping (module docstring, item 4): the solves at the current temperature
+    that found rows missing (``unsettled``) and that did not (``settled``).  :meth:`after` says what follows a solve:
+    ``"stop"`` (``floor_solves`` unsettled solves at this temperature: the working set churns, the masters do better
+    from here), ``"retry"`` (solve again at this temperature: rows were missing, or the first settled solve at the last
+    temperature), ``"converged"`` (two settled solves at the last temperature) or ``"cool"`` (lower the temperature:
+    :func:`next_temperature`, then :meth:`reset`)."""
+
+    def __init__(self, floor_solves: int):
+        self.floor_solves = floor_solves
+        self.unsettled = self.settled = 0
+
+    def after(self, settled: bool, at_floor: bool) -> str:
+        if not settled:
+            self.unsettled += 1
+            return "stop" if self.unsettled >= self.floor_solves else "retry"
+        self.settled += 1
+        if at_floor:
+            return "converged" if self.settled >= 2 else "retry"
+        return "cool"
+
+    def reset(self) -> None:
+        self.unsettled = self.settled = 0
+
+
+def next_temperature(tau: float, floor: float) -> float:
+    """``tau / 10``, or ``floor`` when that is within 1 % of it or below."""
+    return floor if tau * 0.1 < 1.01 * floor else tau * 0.1
+
+
+def phase_one_start(inst: DROInstance, start: Optional[np.ndarray], dim: int, free: np.ndarray, barrier) -> np.ndarray:
+    """Phase 1's first ``theta``: ``beta = 0`` with ``lambda = 2 (lip(L) + lambda_0)`` (strictly feasible), or ``start``
+    with the fixed coordinates zeroed and ``lambda`` lifted strictly inside the cone barrier's region."""
+    theta = np.zeros(dim)
+    theta[-1] = 2.0 * (float(inst.loss.lipschitz) + barrier.lam0)   # beta = 0: strictly feasible
+    if start is not None:
+        theta = np.array(start, dtype=float)
+        theta[~np.isin(np.arange(dim), free)] = 0.0
+        intercept, coef, lam = split_theta(inst, theta)
+        # strictly inside the cone barrier's region
+        theta[-1] = max(lam, 1.01 * lambda_floor(inst, coef), 1.01 * barrier.lam0 + 1e-9)
+        if not barrier.feasible(theta):
+            theta[-1] = 2.0 * max(theta[-1], 1e-9)
+    return theta
+
+
 def phase_one(inst: DROInstance, oracle, *, tau0: float = 1e-1, tau_min: float = 1e-4,
               margin: float = 1e-2, max_solves: int = 60, prox: float = 1.0,
               inexact: float = INEXACT, floor_solves: int = FLOOR_SOLVES,
@@ -353,16 +399,7 @@ def phase_one(inst: DROInstance, oracle, *, tau0: float = 1e-1, tau_min: float =
     def exact(theta_):
         return exact_objective(inst, oracle, theta_)
 
-    theta = np.zeros(dim)
-    theta[-1] = 2.0 * (float(inst.loss.lipschitz) + barrier.lam0)   # beta = 0: strictly feasible
-    if start is not None:
-        theta = np.array(start, dtype=float)
-        theta[~np.isin(np.arange(dim), free)] = 0.0
-        intercept, coef, lam = split_theta(inst, theta)
-        # strictly inside the cone barrier's region
-        theta[-1] = max(lam, 1.01 * lambda_floor(inst, coef), 1.01 * barrier.lam0 + 1e-9)
-        if not barrier.feasible(theta):
-            theta[-1] = 2.0 * max(theta[-1], 1e-9)
+    theta = phase_one_start(inst, start, dim, free, barrier)
     upper, sep = exact(theta)
     best, best_sep = theta.copy(), sep
     rows = concat_rows([enumerate_configurations(inst, nominal_only=True), sep.rows])
@@ -375,8 +412,7 @@ def phase_one(inst: DROInstance, oracle, *, tau0: float = 1e-1, tau_min: float =
     bound_time = 0.0
     model_error = 0.0
     reserve = None                         # rows pruned from the working set (returning_rows)
-    unsettled = 0                          # solves at this temperature that found rows missing
-    settled_at_tau = 0                     # solves at this temperature that found no significant row missing
+    counts = SettledSolves(floor_solves)   # solves at this temperature that found rows missing, or none
     while solves < max_solves:
         master.center, master.prox = best, prox * tau
         # a model that missed rows by ``model_error`` at the last point is solved only to a fraction of that
@@ -419,30 +455,27 @@ def phase_one(inst: DROInstance, oracle, *, tau0: float = 1e-1, tau_min: float =
             break
         if control is not None and control.should_stop():
             break                          # unconverged: the caller keeps the best point
-        if not settled:
-            unsettled += 1
-        if not settled and unsettled >= floor_solves:
-            break                          # still missing rows: the conic masters do better from here
-        if not settled:
-            continue                       # the working set misses rows that matter at this tau
-        settled_at_tau += 1
-        if tau <= floor and settled_at_tau >= 2:
-            converged = True
+        # "stop": still missing rows, the conic masters do better from here; "retry": the working set misses rows
+        # that matter at this tau.  The last temperature needs two settled solves before "converged".  Measured: the
+        # second one is what gives the barrier master a start it can center from (without it, synthetic N = 1,000
+        # kappa = inf fell back to the conic masters, 0.36 -> 2.3 s; radius 0.1, 0.37 -> 0.59 s with a restart)
+        action = counts.after(settled, tau <= floor)
+        if action == "retry":
+            continue
+        if action != "cool":                # "stop" or "converged"
+            converged = action == "converged"
             break
-        # the last temperature needs two settled solves before the exit above.  Measured: the second one is what
-        # gives the barrier master a start it can center from (without it, synthetic N = 1,000 kappa = inf fell
-        # back to the conic masters, 0.36 -> 2.3 s; radius 0.1, 0.37 -> 0.59 s with a restart)
-        if tau > floor:
-            keep = master.within(theta, PRUNE_GAP * scale)
-            if keep.size < master.rows.size:
-                rows_now, gone = master.rows, np.ones(master.rows.size, dtype=bool)
-                gone[keep] = False
-                pruned = take_rows(rows_now, np.flatnonzero(gone))
-                reserve = pruned if reserve is None else concat_rows([reserve, pruned])
-                master = None      # freed before the smaller design is built
-                master = SmoothedMaster(inst, take_rows(rows_now, keep), free, barrier)
-            tau = floor if tau * 0.1 < 1.01 * floor else tau * 0.1
-            unsettled = settled_at_tau = 0
+        # "cool": the rows far below their maximum leave for the reserve, then the next temperature
+        keep = master.within(theta, PRUNE_GAP * scale)
+        if keep.size < master.rows.size:
+            rows_now, gone = master.rows, np.ones(master.rows.size, dtype=bool)
+            gone[keep] = False
+            pruned = take_rows(rows_now, np.flatnonzero(gone))
+            reserve = pruned if reserve is None else concat_rows([reserve, pruned])
+            master = None      # freed before the smaller design is built
+            master = SmoothedMaster(inst, take_rows(rows_now, keep), free, barrier)
+        tau = next_temperature(tau, floor)
+        counts.reset()
     intercept, coef, lam = split_theta(inst, best)
     lam = max(lam, lambda_floor(inst, coef))
     # every row the oracle returned is in the master (new ones are added before any exit)
