@@ -41,7 +41,7 @@ LAYERS: Dict[str, int] = {
     "drokit.exceptions": 0, "drokit.gaps": 0, "drokit.params": 0, "drokit.run_control": 0,
     "drokit.conic": 1,
     "drokit.schema": 2, "drokit.validation": 2, "drokit.models.validation": 2, "drokit.metrics": 2, "drokit.losses": 2,
-    "drokit.ambiguity": 2, "drokit.datasets": 2, "drokit.dask_inputs": 2, "drokit.partitions": 2,
+    "drokit.ambiguity": 2, "drokit.datasets": 2, "drokit.dask_inputs": 2, "drokit.partitions": 2, "drokit.partition_memory": 2,
     "drokit.instance": 3, "drokit.models.instance": 3,
     "drokit.oracles": 4,
     "drokit.solvers": 5,

@@ -45,6 +45,7 @@ from ..partitions import LocalParts
 from ..losses.conjugate import conjugate, slope_domain
 from .budget import budget_target, budget_value, label_floor, priced_norm
 from .lagrangian import LowerBound, row_matrix, with_every_sample
+from ..oracles.rows import compact_rows, widened_rows
 from .repair import (BOUNDED_MAX_ITER, column_roles, gram_solve, repair_steps, slope_room, weighted_gram,
                      within_rounding)
 
@@ -81,7 +82,36 @@ class BoundPart:
         self.p_total = float(np.sum(inst.p))
         self.vectors: Dict[str, np.ndarray] = {START: slopes}
         self.final = START
-        self._bounded = None                   # the active set in progress: (B, movable, name)
+        self._bounded = None                   # the active set in progress: (B, movable, name, columns)
+
+    # ------------------------------------------------------------------ derived objects
+    def release(self, code_type: np.dtype) -> None:
+        """Drop what the rows determine -- the row design ``A``, the signs and shifts, the active set's ``B`` -- and keep
+        the rows compact (:func:`~drokit.oracles.rows.compact_rows`): a partition between calls
+        (:mod:`drokit.partition_memory`).  :meth:`restore` rebuilds them; the masses and slope vectors stay."""
+        if self.A is None:
+            return
+        self.rows = compact_rows(self.rows, code_type)
+        self.A = self.sigma = self.shift = None
+        if self._bounded is not None:
+            _, movable, out, columns = self._bounded
+            self._bounded = (None, movable, out, columns)
+
+    def restore(self, inst: DROInstance) -> None:
+        """The row design, signs, shifts (and the active set's ``B``) rebuilt from the rows after :meth:`release`
+        (``inst``: the partition's instance, codes ``int64``)."""
+        if self.A is not None:
+            return
+        self.rows = widened_rows(self.rows)
+        self.sigma, self.shift = inst.row_signs(self.rows.sample, self.rows.flip)
+        self.A = row_matrix(inst, self.rows)
+        if self._bounded is not None:
+            _, movable, out, columns = self._bounded
+            self._bounded = (self._active_rows(columns), movable, out, columns)
+
+    def _active_rows(self, columns: np.ndarray):
+        """``B_k = m_k sigma_k a_{k,C}`` (the active set's rows)."""
+        return self.A[:, columns].multiply((self.mass * self.sigma)[:, None]).tocsr()
 
     # ------------------------------------------------------------------ sums
     def sums(self, name: str) -> Tuple[np.ndarray, float]:
@@ -128,24 +158,23 @@ class BoundPart:
         (clipped into the domain, kept as ``out``) on the columns ``C``: the rows ``B_k = m_k sigma_k a_{k,C}``, every
         row with mass movable."""
         self.vectors[out] = np.clip(np.asarray(self.vectors[name], dtype=float).copy(), self.lo, self.hi)
-        B = self.A[:, columns].multiply((self.mass * self.sigma)[:, None]).tocsr()
-        self._bounded = (B, self.mass > 0, out)
+        self._bounded = (self._active_rows(columns), self.mass > 0, out, columns)
 
     def bounded_sums(self) -> np.ndarray:
         """``B' alpha`` (``|C|``) at the active set's slopes."""
-        B, _, out = self._bounded
+        B, _, out, _ = self._bounded
         return np.asarray(B.T @ self.vectors[out]).ravel()
 
     def bounded_gram(self) -> np.ndarray:
         """``B_M' B_M`` (``|C| x |C|``) over the movable rows ``M``."""
-        B, movable, _ = self._bounded
+        B, movable, _, _ = self._bounded
         Bm = B[np.flatnonzero(movable)]
         return np.asarray((Bm.T @ Bm).todense())
 
     def bounded_move(self, c: np.ndarray) -> Tuple[bool, bool]:
         """The movable rows' slopes moved by ``B_M c`` and clipped into the domain; ``(left, movable)``: whether a row
         left the domain (it is then fixed at the end it reached) and whether a row is still movable."""
-        B, movable, out = self._bounded
+        B, movable, out, _ = self._bounded
         Bm = B[np.flatnonzero(movable)]
         d = np.zeros_like(self.vectors[out])
         d[movable] = np.asarray(Bm @ c).ravel()

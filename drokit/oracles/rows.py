@@ -139,6 +139,20 @@ def take_rows(rows: ConfigurationRows, index: np.ndarray) -> ConfigurationRows:
     return ConfigurationRows(rows.sample[index], rows.Z[index], rows.cost[index], rows.flip[index])
 
 
+def compact_rows(rows: ConfigurationRows, code_type: np.dtype) -> ConfigurationRows:
+    """``rows`` stored small: ``sample`` as ``int32``, the codes as ``code_type`` (the smallest type of the schema's
+    levels), ``flip`` as ``bool``; for storage only (a distributed fit's partitions between calls,
+    :mod:`drokit.partition_memory`): :func:`widened_rows` before any computation (narrow codes overflow in
+    arithmetic)."""
+    return ConfigurationRows(rows.sample.astype(np.int32), rows.Z.astype(code_type), rows.cost,
+                             rows.flip.astype(bool))
+
+
+def widened_rows(rows: ConfigurationRows) -> ConfigurationRows:
+    """:func:`compact_rows`' rows with ``int64`` samples and codes again (every module computes on these)."""
+    return ConfigurationRows(rows.sample.astype(np.int64), rows.Z.astype(np.int64), rows.cost, rows.flip)
+
+
 def concat_rows(parts) -> ConfigurationRows:
     parts = list(parts)
     return ConfigurationRows(np.concatenate([p.sample for p in parts]),

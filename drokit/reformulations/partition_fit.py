@@ -21,17 +21,28 @@ and the working rows never leave the partition.
 Per-sample state of the barrier master's trial points stays here under a *token* the client chooses: the client's
 Newton loop (:func:`.centering.center`) passes ``s`` and the dual weights around as tokens, and the partition keeps
 the last :data:`KEEP_STATES` of each.
+
+Between calls a partition keeps its *cold* state only for sure -- the samples with their categorical codes in the
+smallest integer type (:func:`compact_instance`), the working rows, reserve and bundle compact
+(:func:`~drokit.oracles.rows.compact_rows`), per-sample maxima and epigraph levels -- and its *derived* objects (the
+instance with ``int64`` codes, the oracle, the masters, the certificate's row design) as long as this process's
+:data:`~drokit.partition_memory.DERIVED` store has room for them; released, they are rebuilt from the cold state at
+the next call that needs them (:mod:`drokit.partition_memory`).  The masters are rebuilt from the same rows, so a
+release changes no result beyond the order of sums in the Gram cache of :class:`.row_terms.RowTerms`.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
+from types import SimpleNamespace
 from typing import Callable, Dict, Optional, Tuple
 
 import numpy as np
 
 from ..instance import DROInstance
 from ..oracles.enumeration import ConfigurationRows, concat_rows, enumerate_configurations, take_rows, unique_rows
+from ..oracles.rows import compact_rows, widened_rows
+from ..partition_memory import DERIVED, footprint, smallest_code_type
 from ..oracles.registry import make_oracle
 from ..certificates.constant_model import ClassSums, class_sums, critical_rows, intercept_sums, slope_sum
 from ..certificates.partitioned_bound import BoundPart
@@ -48,6 +59,18 @@ FACTORED = True
 KEEP_STATES = 2
 
 
+def compact_instance(inst: DROInstance) -> DROInstance:
+    """``inst`` with its categorical codes in the smallest integer type of its levels: storage only, never computed
+    on (:func:`widened_instance` first); the numerical columns and labels are shared, not copied."""
+    code_type = smallest_code_type(int(np.max(inst.schema.levels, initial=1)))
+    return replace(inst, data=replace(inst.data, Z=inst.data.Z.astype(code_type)))
+
+
+def widened_instance(inst: DROInstance) -> DROInstance:
+    """:func:`compact_instance`'s instance with ``int64`` codes (the numerical columns shared)."""
+    return replace(inst, data=replace(inst.data, Z=inst.data.Z.astype(np.int64)))
+
+
 class PartitionFit:
     """A partition's samples, oracle, working rows and master state (module docstring).
 
@@ -60,13 +83,90 @@ class PartitionFit:
         self.rows_in = int(len(X))
         self.weight = float(self.rows_in if w is None else w.sum())
         # a partition of weight 0 adds nothing to any objective (the client leaves it out): it is not bound
-        self.inst: Optional[DROInstance] = binder(X, y, w) if self.rows_in and self.weight > 0 else None
-        self.labels = np.unique(np.asarray(self.inst.y)) if self.inst is not None else np.zeros(0)
+        inst = binder(X, y, w) if self.rows_in and self.weight > 0 else None
+        self.labels = np.unique(np.asarray(inst.y)) if inst is not None else np.zeros(0)
+        self.cold: Optional[DROInstance] = None if inst is None else compact_instance(inst)
+        self.code_type = None if inst is None else self.cold.data.Z.dtype
+        del inst
+        self._derived: Dict[str, object] = {}          # 'inst', 'oracle', 'smoothed', 'epigraph' (module docstring)
+        self._derived_bytes = 0
         self._states: Dict[int, tuple] = {}            # insertion-ordered: the oldest trial first
         self._directions: Dict[int, tuple] = {}
         self._pinned = None
-        self.smoothed = self.epigraph = self.reserve = self.sep = self.best_s = self.bundle = None
+        self.sep_rows = self.sep_violation = self.best_s = None
+        self.smoothed_rows = self.epigraph_rows = self.reserve = self.bundle = None     # compact rows
         self.bound_part = None
+
+    # ------------------------------------------------------------------ derived objects
+    def _get(self, name: str, build: Callable):
+        """The derived object ``name``, built from the cold state if released; the store is told of its use."""
+        obj = self._derived.get(name)
+        if obj is None:
+            obj = self._derived[name] = build()
+            self._charge()
+        else:
+            DERIVED.charge(self, self._derived_bytes)
+        return obj
+
+    def _charge(self) -> None:
+        """The derived objects' bytes (the cold state's buffers left out) reported to the store."""
+        seen: set = set()
+        footprint(self.cold, seen)
+        held = footprint(self._derived, seen)
+        part = self.bound_part
+        if part is not None and part.A is not None:
+            held += footprint([part.A, part.sigma, part.shift, part._bounded], seen)
+        self._derived_bytes = held
+        DERIVED.charge(self, held)
+
+    def release_derived(self) -> None:
+        """Drop the derived objects (:mod:`drokit.partition_memory`): called by the store between this partition's
+        calls."""
+        self._derived.clear()
+        if self.bound_part is not None:
+            self.bound_part.release(self.code_type)
+        self._derived_bytes = 0
+
+    def _drop(self, name: str) -> None:
+        self._derived.pop(name, None)
+
+    @property
+    def inst(self) -> DROInstance:
+        """The partition's instance with ``int64`` codes (derived from :attr:`cold`)."""
+        return self._get("inst", lambda: widened_instance(self.cold))
+
+    @property
+    def oracle(self):
+        return self._get("oracle", lambda: make_oracle(self.inst, "auto"))
+
+    def _smoothed(self) -> SmoothedMaster:
+        return self._get("smoothed", lambda: SmoothedMaster(self.inst, widened_rows(self.smoothed_rows), self.free,
+                                                            self.cone, factored=FACTORED))
+
+    def _epigraph(self) -> EpigraphBarrier:
+        return self._get("epigraph", lambda: EpigraphBarrier(self.inst, widened_rows(self.epigraph_rows), self.free,
+                                                             self.cone, factored=FACTORED))
+
+    def _master(self):
+        """The master in use (smoothed, else the barrier master), or ``None``."""
+        if self.smoothed_rows is not None:
+            return self._smoothed()
+        return self._epigraph() if self.epigraph_rows is not None else None
+
+    def _bound(self):
+        """The certificate's part, its row design rebuilt if released."""
+        part = self.bound_part
+        if part.A is None:
+            part.restore(self.inst)
+            self._charge()
+        else:
+            DERIVED.charge(self, self._derived_bytes)
+        return part
+
+    def _new_bound_part(self, *args) -> None:
+        self.bound_part = None                  # the last one freed first (its row design: peak memory)
+        self.bound_part = BoundPart(self.inst, *args)
+        self._charge()
 
     # ------------------------------------------------------------------ set-up
     def summary(self) -> Tuple[int, float, np.ndarray]:
@@ -74,142 +174,152 @@ class PartitionFit:
         return self.rows_in, self.weight, self.labels
 
     def globalize(self, total_weight: float) -> int:
-        """Probabilities ``p_n = w_n / total_weight`` (the global nominal distribution), the oracle and the nominal
-        working rows; samples of weight 0 are dropped (they add nothing to any objective).  Returns the samples kept."""
-        inst = self.inst
-        w = np.full(inst.n_samples, 1.0) if inst.sample_weight is None else \
-            np.asarray(inst.sample_weight, dtype=float) * self.weight
+        """Probabilities ``p_n = w_n / total_weight`` (the global nominal distribution); samples of weight 0 are
+        dropped (they add nothing to any objective).  Returns the samples kept."""
+        cold = self.cold
+        w = np.full(cold.n_samples, 1.0) if cold.sample_weight is None else \
+            np.asarray(cold.sample_weight, dtype=float) * self.weight
         keep = np.flatnonzero(w > 0)
-        if keep.size < inst.n_samples:
-            inst = inst.take_samples(keep)
+        if keep.size < cold.n_samples:
+            cold = cold.take_samples(keep)
             w = w[keep]
-        self.inst = replace(inst, sample_weight=w / float(total_weight))
-        self.oracle = make_oracle(self.inst, "auto")
+        self.cold = replace(cold, sample_weight=w / float(total_weight))
+        self.release_derived()
         _, self.dim, self.free, self.cone = parameter_layout(self.inst)
-        self.rows = enumerate_configurations(self.inst, nominal_only=True)
-        return int(self.inst.n_samples)
+        return int(self.cold.n_samples)
 
     def sample_rows(self, fraction: float, seed: int) -> DROInstance:
         """A uniform sample of the partition's samples (each kept with probability ``fraction``, at least one), their
         global probabilities kept: the client joins them into the warm start's subsample (:mod:`.distributed_fit`)."""
         rng = np.random.default_rng(seed)
-        take = np.flatnonzero(rng.random(self.inst.n_samples) < fraction)
+        take = np.flatnonzero(rng.random(self.cold.n_samples) < fraction)
         if take.size == 0:
-            take = np.array([int(rng.integers(self.inst.n_samples))])
-        return self.inst.take_samples(take)
+            take = np.array([int(rng.integers(self.cold.n_samples))])
+        return widened_instance(self.cold.take_samples(take))
 
     # ------------------------------------------------------------------ the exact objective
     def separate(self, intercept: float, coef: np.ndarray, lam: float) -> Tuple[float, float, float, int]:
         """The oracle at ``(beta, lam)`` (``lam >= lambda_min(beta)``, chosen by the client): ``(sum_n p_n max_k (l_k -
         lam c_k), sum_n p_n c_{k*_n}, sum_n p_n l_{k*_n}, rows not in the working set)``; the maximizers wait for
         :meth:`grow`."""
-        sep = self.oracle.separate(intercept, coef, lam, np.zeros(self.inst.n_samples))
-        self.sep = sep
-        p = self.inst.p
+        sep = self.oracle.separate(intercept, coef, lam, np.zeros(self.cold.n_samples))
+        p = self.cold.p
         viol = float(p @ sep.violation)
         cost = float(p[sep.rows.sample] @ sep.rows.cost)
-        master = self.smoothed if self.smoothed is not None else self.epigraph
+        master = self._master()
         fresh = master.index.unseen(sep.rows).size if master is not None else sep.rows.size
+        self.sep_violation, self.sep_rows = sep.violation, compact_rows(sep.rows, self.code_type)
         return viol, cost, viol + lam * cost, int(fresh)
 
     def keep_best(self) -> None:
         """The last separation's per-sample maxima are the best point's (the fit's ``s``)."""
-        self.best_s = self.sep.violation
+        self.best_s = self.sep_violation
 
     # ------------------------------------------------------------------ phase 1 (the smoothed master)
+    def _set_smoothed(self, rows: Optional[ConfigurationRows]) -> None:
+        self._drop("smoothed")
+        self.smoothed_rows = None if rows is None else compact_rows(rows, self.code_type)
+
     def smoothed_start(self) -> Tuple[int, float]:
         """The smoothed master over the nominal rows and the last separation's maximizers; its size (:meth:`_smoothed_size`)."""
-        rows = unique_rows(concat_rows([self.rows, self.sep.rows]))
-        self.smoothed = SmoothedMaster(self.inst, rows, self.free, self.cone, factored=FACTORED)
+        nominal = enumerate_configurations(self.inst, nominal_only=True)
+        self._set_smoothed(unique_rows(concat_rows([nominal, widened_rows(self.sep_rows)])))
         self.reserve = None
         return self._smoothed_size()
 
     def smoothed_value(self, theta: np.ndarray, tau: float) -> float:
-        return self.smoothed.data_value(theta, tau)
+        return self._smoothed().data_value(theta, tau)
 
     def smoothed_derivatives(self, theta: np.ndarray, tau: float):
-        return self.smoothed.data_derivatives(theta, tau)
+        return self._smoothed().data_derivatives(theta, tau)
 
     def _smoothed_size(self) -> Tuple[int, float]:
         """``(rows, log of the largest number of terms of a sample)`` of the smoothed master (``F_tau - tau log |W_n|
         <= max``): what every change of the working set reports."""
-        return int(self.smoothed.rows.size), float(self.smoothed.log_count)
+        return int(self.smoothed_rows.size), float(self._smoothed().log_count)
 
     def smoothed_grow(self, theta: np.ndarray, gap: float) -> Tuple[int, float]:
         """The last separation's new rows, and the reserve's rows back within ``gap`` of their sample's maximum
         (:func:`.phase_one.returning_rows`), join the working set; its size (:meth:`_smoothed_size`)."""
-        master = self.smoothed
-        fresh = master.index.unseen(self.sep.rows)
+        master = self._smoothed()
+        sep_rows = widened_rows(self.sep_rows)
+        fresh = master.index.unseen(sep_rows)
         back = None
         if self.reserve is not None:
-            self.reserve, back = returning_rows(self.inst, self.reserve, theta, self.sep, gap, master)
+            reserve, back = returning_rows(self.inst, widened_rows(self.reserve), theta,
+                                           SimpleNamespace(violation=self.sep_violation), gap, master)
+            self.reserve = compact_rows(reserve, self.code_type)
         if fresh.size or back is not None:
-            grown = concat_rows([master.rows, take_rows(self.sep.rows, fresh)])
+            grown = concat_rows([master.rows, take_rows(sep_rows, fresh)])
             if back is not None:
                 grown = unique_rows(concat_rows([grown, back]))
-            self.smoothed = None
-            self.smoothed = SmoothedMaster(self.inst, grown, self.free, self.cone, factored=FACTORED)
+            del master
+            self._set_smoothed(grown)
         return self._smoothed_size()
 
     def smoothed_prune(self, theta: np.ndarray, gap: float) -> Tuple[int, float]:
         """Rows more than ``gap`` below their sample's maximum over the working set leave it for the reserve."""
-        master = self.smoothed
+        master = self._smoothed()
         keep = master.within(theta, gap)
         if keep.size < master.rows.size:
             gone = np.ones(master.rows.size, dtype=bool)
             gone[keep] = False
-            pruned = take_rows(master.rows, np.flatnonzero(gone))
+            pruned = compact_rows(take_rows(master.rows, np.flatnonzero(gone)), self.code_type)
             self.reserve = pruned if self.reserve is None else concat_rows([self.reserve, pruned])
             rows = take_rows(master.rows, keep)
-            self.smoothed = None
-            self.smoothed = SmoothedMaster(self.inst, rows, self.free, self.cone, factored=FACTORED)
+            del master
+            self._set_smoothed(rows)
         return self._smoothed_size()
 
     def smoothed_bound_part(self, theta: np.ndarray, tau: float) -> None:
         """This partition's part of the smoothed dual point (:meth:`.phase_one.SmoothedMaster.dual_point`)."""
-        self.bound_part = None                  # the last one freed first (its row design: peak memory)
-        self.bound_part = BoundPart(self.inst, *self.smoothed.dual_point(theta, tau))
+        self.bound_part = None
+        self._new_bound_part(*self._smoothed().dual_point(theta, tau))
 
     def smoothed_finish(self, intercept: float, coef: np.ndarray, lam: float, margin: float) -> int:
         """Phase 1's near-active bundle at the best point (:func:`.phase_one.near_active`); the smoothed master is
         freed.  Returns the bundle's size."""
-        working = self.smoothed.rows
-        self.smoothed = self.reserve = None
-        self.bundle = near_active(self.inst, working, intercept, coef, lam, margin)
+        working = widened_rows(self.smoothed_rows)
+        self._set_smoothed(None)
+        self.reserve = None
+        self.bundle = compact_rows(near_active(self.inst, working, intercept, coef, lam, margin), self.code_type)
         return int(self.bundle.size)
 
     # ------------------------------------------------------------------ the barrier master
     def epigraph_start(self, from_bundle: bool) -> int:
         """The barrier master over the nominal rows and phase 1's bundle (``from_bundle``), or the last separation's
         maximizers (an unconverged phase 1's point); its size (:meth:`_smoothed_size`)."""
-        rows = self.bundle if from_bundle and self.bundle is not None else self.sep.rows
+        rows = self.bundle if from_bundle and self.bundle is not None else self.sep_rows
         self.bundle = None
-        self._build_epigraph(with_nominal_rows(self.inst, rows))
-        return int(self.epigraph.rows.size)
+        self._build_epigraph(with_nominal_rows(self.inst, widened_rows(rows)))
+        return int(self.epigraph_rows.size)
 
     def _build_epigraph(self, rows: ConfigurationRows) -> None:
-        self.epigraph = None
+        self._drop("epigraph")
         self._states.clear()
         self._directions.clear()
         self._pinned = None
-        self.epigraph = EpigraphBarrier(self.inst, rows, self.free, self.cone, factored=FACTORED)
+        self.epigraph_rows = compact_rows(rows, self.code_type)
 
     def epigraph_grow(self) -> Tuple[int, int]:
         """The last separation's new rows join the barrier master: ``(rows, terms)``."""
-        master = self.epigraph
-        fresh = master.index.unseen(self.sep.rows)
+        master = self._epigraph()
+        sep_rows = widened_rows(self.sep_rows)
+        fresh = master.index.unseen(sep_rows)
         if fresh.size:
-            self._build_epigraph(concat_rows([master.rows, take_rows(self.sep.rows, fresh)]))
-        return int(self.epigraph.rows.size), int(self.epigraph.n_terms)
+            rows = concat_rows([master.rows, take_rows(sep_rows, fresh)])
+            del master
+            self._build_epigraph(rows)
+        return self.epigraph_size()
 
     def epigraph_size(self) -> Tuple[int, int]:
-        return int(self.epigraph.rows.size), int(self.epigraph.n_terms)
+        return int(self.epigraph_rows.size), int(self._epigraph().n_terms)
 
     def epigraph_settled(self, theta: np.ndarray, mu: float, token: int) -> Optional[np.ndarray]:
         """The partition's part of ``phi_mu(theta)`` (:meth:`.epigraph.EpigraphBarrier.data_settled`); the epigraph
         levels and slacks are kept under ``token``: besides the state the last Newton direction was taken at (a
         centering returns either it or its newest trial point), the :data:`KEEP_STATES` newest trials."""
-        sums, s, at = self.epigraph.data_settled(theta, mu)
+        sums, s, at = self._epigraph().data_settled(theta, mu)
         if s is not None:
             self._states[token] = (s, at)
             trials = [t for t in self._states if t != self._pinned]
@@ -225,22 +335,22 @@ class PartitionFit:
         self._pinned = token
         for old in [t for t in self._states if t != token]:
             del self._states[old]
-        g_t, schur, curvature, w, slope = self.epigraph.data_direction(theta, s, mu, at)
+        g_t, schur, curvature, w, slope = self._epigraph().data_direction(theta, s, mu, at)
         self._directions.clear()
         self._directions[direction_token] = (w, slope)
         return g_t, schur, curvature
 
     def epigraph_level_sum(self, token: int) -> float:
         """``sum_n p_n s*_n`` at the state ``token`` (the master's objective without ``lambda eps``)."""
-        return float(self.inst.p @ self._states[token][0])
+        return float(self.cold.p @ self._states[token][0])
 
     def epigraph_bound_part(self, mu: float, direction_token: int) -> None:
         """This partition's part of the barrier master's dual point: masses ``mu w_r`` with slopes ``L'(u_r)``
         (:meth:`.row_terms.RowTerms.row_dual`, weights relative to ``p_n``)."""
         w, slope = self._directions[direction_token]
-        master = self.epigraph
         self.bound_part = None
-        self.bound_part = BoundPart(self.inst, *master.row_dual(mu * w / master.p[master.segment], slope))
+        master = self._epigraph()
+        self._new_bound_part(*master.row_dual(mu * w / master.p[master.segment], slope))
 
     # ------------------------------------------------------------------ beyond the critical radius
     def constant_sums(self) -> ClassSums:
@@ -255,35 +365,38 @@ class PartitionFit:
 
     def constant_loss_sum(self, b: float) -> float:
         """``sum_n p_n L(y_n b)`` over the partition (the constant model's risk)."""
-        return float(self.inst.p @ self.inst.loss.value(np.asarray(self.inst.y, dtype=float) * b))
+        return float(self.cold.p @ self.cold.loss.value(np.asarray(self.cold.y, dtype=float) * b))
 
     def constant_bound_part(self, spreads, level_costs, plus_lighter: bool, b: float) -> None:
         """This partition's part of the constant model's dual point (:func:`~drokit.certificates.constant_model.
         critical_rows`: masses ``p_n``, slopes ``L'(y_n b*)``)."""
-        rows = critical_rows(self.inst, spreads, level_costs, plus_lighter)
-        slope = self.inst.loss.derivative(np.asarray(self.inst.y, dtype=float) * b)
+        inst = self.inst
+        rows = critical_rows(inst, spreads, level_costs, plus_lighter)
+        slope = inst.loss.derivative(np.asarray(inst.y, dtype=float) * b)
         self.bound_part = None
-        self.bound_part = BoundPart(self.inst, rows, np.asarray(self.inst.p, dtype=float).copy(),
-                                    np.asarray(slope, dtype=float))
+        self._new_bound_part(rows, np.asarray(inst.p, dtype=float).copy(), np.asarray(slope, dtype=float))
 
     # ------------------------------------------------------------------ the certificate
     def bound_call(self, name: str, *args, **kwargs):
         """A method of this partition's :class:`~drokit.certificates.partitioned_bound.BoundPart`."""
-        return getattr(self.bound_part, name)(*args, **kwargs)
+        return getattr(self._bound(), name)(*args, **kwargs)
 
     def bound_release(self) -> None:
         """The dual point's part is freed once its bound is computed (its row design is the size of the working set)."""
         self.bound_part = None
+        self._charge()
 
     def bound_instance(self) -> DROInstance:
         """The partition's bound samples (global probabilities): a small fit finishes in memory from them."""
-        return self.inst
+        return widened_instance(self.cold)
 
     def close(self) -> None:
         """Everything freed (the fit is over): the worker's memory is back before the next fit's partitions arrive,
         whenever the actor itself is collected."""
-        self.inst = self.oracle = self.rows = self.sep = self.best_s = self.bundle = None
-        self.smoothed = self.epigraph = self.reserve = self.bound_part = None
+        self._derived.clear()
+        DERIVED.forget(self)
+        self.cold = self.sep_rows = self.sep_violation = self.best_s = self.bundle = None
+        self.smoothed_rows = self.epigraph_rows = self.reserve = self.bound_part = None
         self._states.clear()
         self._directions.clear()
         import gc
@@ -294,4 +407,4 @@ class PartitionFit:
         return np.asarray(self.best_s)
 
 
-__all__ = ["PartitionFit", "KEEP_STATES"]
+__all__ = ["PartitionFit", "KEEP_STATES", "compact_instance", "widened_instance"]
