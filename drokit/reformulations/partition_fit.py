@@ -40,6 +40,7 @@ from typing import Callable, Dict, Optional, Tuple
 import numpy as np
 
 from ..instance import DROInstance
+from ..losses.base import CLASSIFICATION
 from ..oracles.enumeration import ConfigurationRows, concat_rows, enumerate_configurations, take_rows, unique_rows
 from ..oracles.rows import compact_rows, widened_rows
 from ..partition_memory import DERIVED, footprint, smallest_code_type
@@ -60,15 +61,20 @@ KEEP_STATES = 2
 
 
 def compact_instance(inst: DROInstance) -> DROInstance:
-    """``inst`` with its categorical codes in the smallest integer type of its levels: storage only, never computed
-    on (:func:`widened_instance` first); the numerical columns and labels are shared, not copied."""
+    """``inst`` with its categorical codes in the smallest integer type of its levels and labels ``+-1`` as ``int8``
+    (classification): storage only, never computed on (:func:`widened_instance` first); the numerical columns are
+    shared, not copied."""
     code_type = smallest_code_type(int(np.max(inst.schema.levels, initial=1)))
-    return replace(inst, data=replace(inst.data, Z=inst.data.Z.astype(code_type)))
+    y = np.asarray(inst.y)
+    if inst.task == CLASSIFICATION and np.all(np.abs(y) == 1):
+        y = y.astype(np.int8)
+    return replace(inst, data=replace(inst.data, Z=inst.data.Z.astype(code_type)), y=y)
 
 
 def widened_instance(inst: DROInstance) -> DROInstance:
-    """:func:`compact_instance`'s instance with ``int64`` codes (the numerical columns shared)."""
-    return replace(inst, data=replace(inst.data, Z=inst.data.Z.astype(np.int64)))
+    """:func:`compact_instance`'s instance with ``int64`` codes and ``float`` labels (the numerical columns shared)."""
+    return replace(inst, data=replace(inst.data, Z=inst.data.Z.astype(np.int64)),
+                   y=np.asarray(inst.y, dtype=float))
 
 
 class PartitionFit:
@@ -183,7 +189,8 @@ class PartitionFit:
         if keep.size < cold.n_samples:
             cold = cold.take_samples(keep)
             w = w[keep]
-        self.cold = replace(cold, sample_weight=w / float(total_weight))
+        p = w / float(total_weight)
+        self.cold = replace(cold, sample_weight=p)
         self.release_derived()
         _, self.dim, self.free, self.cone = parameter_layout(self.inst)
         return int(self.cold.n_samples)
