@@ -23,8 +23,9 @@ Independent checks, each able to fail:
 * the partitioned Lagrangian bound with every ``BoundPart`` released after every call and restored before the next
   (as ``PartitionFit._bound`` does), through the least-norm and active-set steps: the same value, scale, residual and
   repaired point as without releases, to 1e-10;
-* beyond the critical radius (the constant model's dual point on ``FractionalRows``) a release fails: a drokit bug,
-  recorded by two strict xfails (they start passing, and then fail, once it is fixed).
+* beyond the critical radius (the constant model's dual point on ``FractionalRows``, whose design is the rows' own
+  matrix: nothing to release) a fit with forced eviction is the constant model, and such a bound part survives a
+  release / restore unchanged (both failed with an ``AttributeError`` before the fix).
 
 Mutation checks of the release/restore tests (done by hand with a plugin patching ``BoundPart.restore``, not kept as
 tests): restore rebuilding ``A``, ``sigma`` and ``shift`` but leaving the active set's ``B`` as ``release`` left it
@@ -479,9 +480,6 @@ def test_fit_with_room_for_some_partitions(spy, monkeypatch):
     _assert_agree({"in memory": mem.result_, room: some.result_}, stage="barrier master")
 
 
-@pytest.mark.xfail(strict=True, raises=AttributeError,
-                   reason="drokit bug: BoundPart.release calls compact_rows on the constant model's FractionalRows "
-                          "(no .Z): a partition holding the constant model's bound part cannot be released")
 def test_fit_beyond_the_critical_radius_with_forced_eviction(spy):
     frame = _frame(1000, seed=1)
     d = dd.from_pandas(frame, npartitions=PARTITIONS, sort=True)
@@ -495,9 +493,6 @@ def test_fit_beyond_the_critical_radius_with_forced_eviction(spy):
                   stage="constant model")
 
 
-@pytest.mark.xfail(strict=True, raises=AttributeError,
-                   reason="drokit bug: BoundPart.release / restore assume ConfigurationRows; the constant model's "
-                          "dual point is FractionalRows")
 def test_a_bound_part_on_fractional_rows_releases_and_restores():
     inst = _instance(levels=(3, 4))
     rows = enumerate_configurations(inst, nominal_only=True)

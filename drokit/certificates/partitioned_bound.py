@@ -89,7 +89,7 @@ class BoundPart:
         """Drop what the rows determine -- the row design ``A``, the signs and shifts, the active set's ``B`` -- and keep
         the rows compact (:func:`~drokit.oracles.rows.compact_rows`): a partition between calls
         (:mod:`drokit.partition_memory`).  :meth:`restore` rebuilds them; the masses and slope vectors stay."""
-        if self.A is None:
+        if self.A is None or not hasattr(self.rows, "Z"):     # fractional rows: their design is the rows' own matrix
             return
         self.rows = compact_rows(self.rows, code_type)
         self.A = self.sigma = self.shift = None
