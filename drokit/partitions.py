@@ -21,6 +21,9 @@ from .exceptions import SolverError
 
 #: seconds between checks of the actors' workers while a call runs (:meth:`ActorParts._wait`)
 POLL_SECONDS = 5.0
+#: checks in a row that find a worker paused before the fit stops (:meth:`ActorParts._wait`): a worker at the edge of
+#: its pause fraction pauses and resumes within a second (10M rows on 2 GB workers)
+PAUSED_POLLS = 3
 
 
 class LocalParts:
@@ -60,31 +63,43 @@ class ActorParts:
                               f"the partition's working rows: fit again (the data are read again)") from exc
 
     def _wait(self, pending, name: str):
-        """The result of one actor call, checking every :data:`POLL_SECONDS` that no worker holding a partition is
-        paused: a worker past its memory limit's pause fraction (``distributed.worker.memory.pause``, 0.8 by default)
-        runs nothing more, so the call would wait for ever."""
+        """The result of one actor call, checking every :data:`POLL_SECONDS` the workers holding partitions: a worker
+        lost or closing stops the fit at once; a worker past its memory limit's pause fraction
+        (``distributed.worker.memory.pause``, 0.8 by default) runs nothing more, so a worker found paused at
+        :data:`PAUSED_POLLS` checks in a row stops it too (a pause of a moment, memory freed or spilled, does not)."""
+        paused = 0
         while True:
             try:
                 return pending.result(timeout=POLL_SECONDS)
             except Exception as exc:     # a timeout (its class differs by version): the workers' status, then wait on
                 if "timeout" not in type(exc).__name__.lower() and not isinstance(exc, TimeoutError):
                     raise
-            self._check_workers(name)
+            found = self._check_workers(name)
+            paused = paused + 1 if found is not None else 0
+            if paused >= PAUSED_POLLS:
+                address, limit = found
+                raise SolverError(f"the Dask worker {address} holding a partition of the fit is paused during {name!r}"
+                                  + (f" (memory limit {limit / 2 ** 30:.2f} GiB: a paused worker is past the pause "
+                                     f"fraction of it; use more partitions per worker's memory, more workers or a "
+                                     f"larger memory_limit)" if limit else "")
+                                  + "; the distributed fit does not resume without the partition's working rows")
 
-    def _check_workers(self, name: str) -> None:
+    def _check_workers(self, name: str):
+        """Raises :class:`SolverError` when a worker holding a partition is lost or neither running nor paused;
+        returns ``(address, memory limit)`` of a paused one, else ``None``."""
         from distributed import get_client
         workers = get_client().scheduler_info().get("workers", {})
+        found = None
         for address in {getattr(actor, "_address", None) for actor in self.actors}:
             info = workers.get(address)
             status = None if info is None else str(info.get("status", "running"))
-            if info is None or status not in ("running", "Status.running"):
-                limit = (info or {}).get("memory_limit")
+            if status in ("paused", "Status.paused"):
+                found = (address, info.get("memory_limit"))
+            elif info is None or status not in ("running", "Status.running"):
                 state = "was lost (gone from the scheduler)" if info is None else f"is {status}"
                 raise SolverError(f"the Dask worker {address} holding a partition of the fit {state} during {name!r}"
-                                  + (f" (memory limit {limit / 2 ** 30:.2f} GiB: a paused worker is past the pause "
-                                     f"fraction of it; use more partitions per worker's memory, more workers or a "
-                                     f"larger memory_limit)" if status == "paused" and limit else "")
-                                  + "; the distributed fit does not resume without the partition's working rows")
+                                  f"; the distributed fit does not resume without the partition's working rows")
+        return found
 
     def keep(self, index: Sequence[int]) -> "ActorParts":
         return ActorParts([self.actors[i] for i in index])

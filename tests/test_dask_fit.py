@@ -480,7 +480,8 @@ class _PausedActor:
 
 def test_actor_parts_stop_waiting_on_a_paused_worker(monkeypatch):
     """A worker past its memory limit's pause fraction runs nothing more: the call raises ``SolverError`` naming the
-    pause and the limit after one poll, instead of waiting for ever (a 1M-row benchmark hung so, 2 GB workers)."""
+    pause and the limit after ``PAUSED_POLLS`` polls in a row, instead of waiting for ever (a 1M-row benchmark hung
+    so, 2 GB workers)."""
     import distributed
     from drokit import partitions
 
@@ -498,6 +499,48 @@ def test_actor_parts_stop_waiting_on_a_paused_worker(monkeypatch):
     monkeypatch.setattr(distributed, "get_client", lambda: _Client("closing"))
     with pytest.raises(SolverError, match="closing during 'summary'"):
         partitions.ActorParts([_PausedActor()]).call("summary")
+
+
+class _SlowCall:
+    """A pending actor call that times out ``waits`` times and then returns ``value``."""
+
+    def __init__(self, waits, value):
+        self.waits, self.value = waits, value
+
+    def result(self, timeout=None):
+        if self.waits:
+            self.waits -= 1
+            raise TimeoutError("still running")
+        return self.value
+
+
+def test_actor_parts_wait_through_a_pause_of_a_moment(monkeypatch):
+    """A worker at the edge of its pause fraction pauses and resumes (memory freed or spilled): found paused at fewer
+    than ``PAUSED_POLLS`` checks in a row, the call waits on and returns its result; paused at that many in a row,
+    it raises."""
+    import distributed
+    from drokit import partitions
+    statuses = iter(["paused", "running", "paused", "paused", "running"] + ["paused"] * 10)
+
+    class _Client:
+        def scheduler_info(self):
+            return {"workers": {"tcp://paused:1": {"status": next(statuses), "memory_limit": 2 ** 31}}}
+
+    class _Actor:
+        _address = "tcp://paused:1"
+
+        def __init__(self, waits):
+            self.waits = waits
+
+        def separate(self, *args):
+            return _SlowCall(self.waits, 42.0)
+
+    monkeypatch.setattr(partitions, "POLL_SECONDS", 0.01)
+    monkeypatch.setattr(distributed, "get_client", lambda: _Client())
+    assert partitions.PAUSED_POLLS == 3
+    assert partitions.ActorParts([_Actor(5)]).call("separate") == [42.0]       # paused 1, then 2 in a row: waits on
+    with pytest.raises(SolverError, match="is paused during 'separate'"):
+        partitions.ActorParts([_Actor(100)]).call("separate")
 
 
 # ---------------------------------------------------------------------------------------------------- clear errors
