@@ -215,8 +215,17 @@ class PartitionFit:
         cost = float(p[sep.rows.sample] @ sep.rows.cost)
         master = self._master()
         fresh = master.index.unseen(sep.rows).size if master is not None else sep.rows.size
-        self.sep_violation, self.sep_rows = sep.violation, compact_rows(sep.rows, self.code_type)
+        self.sep_violation, self.sep_rows = sep.violation, self._moved_rows(sep.rows)
         return viol, cost, viol + lam * cost, int(fresh)
+
+    def _moved_rows(self, rows: ConfigurationRows) -> ConfigurationRows:
+        """The rows of ``rows`` that move their sample (a level changed or the label flipped), compact.  The others are
+        nominal rows, which every use of the maximizers has already: the smoothed and barrier masters start from all
+        nominal rows, the barrier master never drops one, and one the smoothed master pruned is in the reserve, from
+        which it returns when it is its sample's maximum (:func:`.phase_one.returning_rows`: within ``gap >= 0`` of
+        ``sep.violation``)."""
+        moved = rows.flip | np.any(rows.Z != self.inst.data.Z[rows.sample], axis=1)
+        return compact_rows(take_rows(rows, np.flatnonzero(moved)), self.code_type)
 
     def keep_best(self) -> None:
         """The last separation's per-sample maxima are the best point's (the fit's ``s``)."""
