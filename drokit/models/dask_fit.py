@@ -202,7 +202,22 @@ def fit_dask(estimator, X, y, sample_weight=None, client=None) -> FitResult:
 
 
 def _fit_parts(estimator, problem, parts, schema, classes, t0: float):
-    """:func:`fit_dask` once the partitions are bound."""
+    """:func:`fit_dask` once the partitions are bound; the result's ``auxiliary["partition_memory"]``: the partitions'
+    cold state at the end (bytes, bytes a sample) and how often their derived objects were released (rebuilt at the
+    next call: :mod:`drokit.partition_memory`)."""
+    result, schema, classes = _fit_partitions(estimator, problem, parts, schema, classes, t0)
+    try:
+        reports = [r for r in parts.call("memory_report") if r is not None]
+    except Exception:          # a lost worker after the fit: the fit stands, the report is left out
+        reports = []
+    if reports:
+        samples, cold = sum(r[0] for r in reports), sum(r[1] for r in reports)
+        result.auxiliary["partition_memory"] = {"cold_bytes": int(cold), "cold_bytes_per_sample": cold / max(samples, 1),
+                                                "releases": int(sum(r[2] for r in reports))}
+    return result, schema, classes
+
+
+def _fit_partitions(estimator, problem, parts, schema, classes, t0: float):
     summaries = parts.call("summary")
     used = [i for i, (rows, weight, _) in enumerate(summaries) if rows > 0 and weight > 0]
     total = float(sum(summaries[i][1] for i in used))

@@ -96,6 +96,7 @@ class PartitionFit:
         del inst
         self._derived: Dict[str, object] = {}          # 'inst', 'oracle', 'smoothed', 'epigraph' (module docstring)
         self._derived_bytes = 0
+        self.releases = 0                              # by the store (:meth:`release_derived`)
         self._states: Dict[int, tuple] = {}            # insertion-ordered: the oldest trial first
         self._directions: Dict[int, tuple] = {}
         self._pinned = None
@@ -128,6 +129,10 @@ class PartitionFit:
     def release_derived(self) -> None:
         """Drop the derived objects (:mod:`drokit.partition_memory`): called by the store between this partition's
         calls."""
+        self.releases += 1
+        self._drop_derived()
+
+    def _drop_derived(self) -> None:
         self._derived.clear()
         if self.bound_part is not None:
             self.bound_part.release(self.code_type)
@@ -191,7 +196,7 @@ class PartitionFit:
             w = w[keep]
         p = w / float(total_weight)
         self.cold = replace(cold, sample_weight=p)
-        self.release_derived()
+        self._drop_derived()
         _, self.dim, self.free, self.cone = parameter_layout(self.inst)
         return int(self.cold.n_samples)
 
@@ -401,6 +406,17 @@ class PartitionFit:
         """The dual point's part is freed once its bound is computed (its row design is the size of the working set)."""
         self.bound_part = None
         self._charge()
+
+    def memory_report(self) -> Tuple[int, int, int]:
+        """``(samples, bytes of the cold state now, releases of the derived objects so far)``, ``None`` for a partition
+        left out (no rows of positive weight)."""
+        if self.cold is None:
+            return None
+        cold = [self.cold, self.sep_rows, self.sep_violation, self.best_s, self.smoothed_rows, self.epigraph_rows,
+                self.reserve, self.bundle, self._states, self._directions]
+        if self.bound_part is not None:
+            cold += [self.bound_part.rows, self.bound_part.mass, self.bound_part.room, self.bound_part.vectors]
+        return int(self.cold.n_samples), footprint(cold), int(self.releases)
 
     def bound_instance(self) -> DROInstance:
         """The partition's bound samples (global probabilities): a small fit finishes in memory from them."""
