@@ -11,7 +11,9 @@ so the client never holds the table.  For each kappa / radius:
   .fit(Xd, yd)`` with every default, on a ``LocalCluster`` of ``--workers`` worker processes with one thread each and
   ``--memory-limit`` each (``OPENBLAS_NUM_THREADS=1``): wall time of ``fit`` (its binding of the partitions on the
   workers included, the generation of the data not: the partitions are persisted first), the certificate, and every
-  worker's peak resident memory during the fit (sampled every 0.2 s by ``client.run``).
+  worker's peak resident memory during the fit (sampled every 0.2 s by ``client.run``), how often the partitions'
+  derived objects were released to stay within the workers' memory (rebuilt at their next call:
+  ``drokit/partition_memory.py``) and their cold state per row at the end of the fit.
 * **In memory** (sizes up to ``--memory-max``): the same partitions gathered into one pandas frame in this process and
   the same estimator fitted on it, one BLAS thread, while the cluster idles: wall time, the certificate, and the
   objective's relative difference to the Dask fit's (both are certified within 1e-6 of the optimum).
@@ -121,8 +123,10 @@ def run(args) -> list:
                             est.fit(Xd, yd)
                             row["dask_s"] = time.perf_counter() - t0
                         res = est.result_
+                        memory = res.auxiliary.get("partition_memory", {})
                         row.update(dask_gap=res.relative_gap, dask_obj=res.objective, stage=res.auxiliary["stage"],
-                                   worker_peak_mb=max(watch.peak.values()) if watch.peak else np.nan)
+                                   worker_peak_mb=max(watch.peak.values()) if watch.peak else np.nan,
+                                   releases=memory.get("releases"), cold_b=memory.get("cold_bytes_per_sample"))
                     except Exception as exc:                          # uncertified or failed: a failure row
                         row["dask_error"] = f"{type(exc).__name__}: {str(exc)[:160]}"
                     if n <= args.memory_max:
@@ -159,8 +163,8 @@ def header(args) -> str:
 
 
 def markdown(rows: list) -> str:
-    head = ("| N | kappa | radius | partitions | Dask fit s | stage | Dask gap | worker peak MB | in-memory s | "
-            "in-memory gap | Dask / memory | objective rel. diff |\n|" + "---|" * 12)
+    head = ("| N | kappa | radius | partitions | Dask fit s | stage | Dask gap | worker peak MB | releases | "
+            "cold B / row at the end | in-memory s | in-memory gap | Dask / memory | objective rel. diff |\n|" + "---|" * 14)
     out = [head]
     for r in rows:
         def f(key, fmt):
@@ -169,7 +173,8 @@ def markdown(rows: list) -> str:
         dask_s = f("dask_s", ".1f") if "dask_error" not in r else f"failed: {r['dask_error']}"
         mem_s = f("memory_s", ".1f") if "memory_error" not in r else f"failed: {r['memory_error']}"
         out.append(f"| {r['N']:,} | {r['kappa']:g} | {r['radius']:g} | {r['partitions']} | {dask_s} | "
-                   f"{r.get('stage', '-')} | {f('dask_gap', '.1e')} | {f('worker_peak_mb', '.0f')} | {mem_s} | "
+                   f"{r.get('stage', '-')} | {f('dask_gap', '.1e')} | {f('worker_peak_mb', '.0f')} | {f('releases', 'd')} | "
+                   f"{f('cold_b', '.0f')} | {mem_s} | "
                    f"{f('memory_gap', '.1e')} | {f('ratio', '.2f')} | {f('obj_rel_diff', '+.1e')} |")
     return "\n".join(out)
 
