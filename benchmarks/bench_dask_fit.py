@@ -164,7 +164,8 @@ def header(args) -> str:
 
 def markdown(rows: list) -> str:
     head = ("| N | kappa | radius | partitions | Dask fit s | stage | Dask gap | worker peak MB | releases | "
-            "cold B / row at the end | in-memory s | in-memory gap | Dask / memory | objective rel. diff |\n|" + "---|" * 14)
+            "cold B / row at the end | in-memory s | in-memory gap | Dask / memory | objective rel. diff |\n|"
+            + "---|" * 14)
     out = [head]
     for r in rows:
         def f(key, fmt):
@@ -173,7 +174,8 @@ def markdown(rows: list) -> str:
         dask_s = f("dask_s", ".1f") if "dask_error" not in r else f"failed: {r['dask_error']}"
         mem_s = f("memory_s", ".1f") if "memory_error" not in r else f"failed: {r['memory_error']}"
         out.append(f"| {r['N']:,} | {r['kappa']:g} | {r['radius']:g} | {r['partitions']} | {dask_s} | "
-                   f"{r.get('stage', '-')} | {f('dask_gap', '.1e')} | {f('worker_peak_mb', '.0f')} | {f('releases', 'd')} | "
+                   f"{r.get('stage', '-')} | {f('dask_gap', '.1e')} | {f('worker_peak_mb', '.0f')} | "
+                   f"{f('releases', 'd')} | "
                    f"{f('cold_b', '.0f')} | {mem_s} | "
                    f"{f('memory_gap', '.1e')} | {f('ratio', '.2f')} | {f('obj_rel_diff', '+.1e')} |")
     return "\n".join(out)

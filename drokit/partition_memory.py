@@ -12,7 +12,8 @@ derived objects were 70-80 % of a worker's peak (about 1.4 kB a row against 0.3 
 :class:`DerivedStore` keeps the derived objects of as many partitions of this process as fit in a byte budget
 (:func:`derived_budget`), and releases the others' (they are rebuilt at their next call): a worker's memory is then
 about ``cold bytes x rows + budget + one partition's derived objects and temporaries``: the derived part bounded by
-the partition size and the budget rather than by all the rows a worker holds.  The fit calls every partition in turn, so the store evicts
+the partition size and the budget rather than by all the rows a worker holds.  The fit calls every partition in
+turn, so the store evicts
 the *most* recently used other partition (a cyclic access defeats least-recently-used eviction: each partition would
 be evicted just before its turn): with room for ``k`` of ``n`` partitions, ``k - 1`` keep theirs across rounds.
 Releasing changes no result beyond the order of floating-point sums inside a rebuilt Gram cache.

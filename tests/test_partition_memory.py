@@ -15,8 +15,8 @@ Independent checks, each able to fail:
 * ``smallest_code_type`` at the types' edges; ``compact_rows`` / ``widened_rows`` and ``compact_instance`` /
   ``widened_instance`` round trips (dtypes, values, the numerical columns shared, not copied);
 * Dask fits (local scheduler: partitions in this process) under a budget of 0 bytes -- every partition's derived
-  objects released by the next partition's call -- and of about 2.5 partitions' worth (a string budget): certified, and equal to the
-  fit without a budget and to the in-memory fit *to the certificate* (cross weak duality to 1e-9, objectives within
+  objects released by the next partition's call -- and of about 2.5 partitions' worth (a string budget): certified,
+  and equal to the fit without a budget and to the in-memory fit *to the certificate* (cross weak duality to 1e-9, objectives within
   the gaps); logistic and hinge, ``kappa`` infinite and finite, sample weights (some 0), the barrier master stage and
   the certificate's active set (its ``B`` rebuilt after a release); the release really happens (counted, and by whom:
   without a budget nothing is released);

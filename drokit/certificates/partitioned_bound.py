@@ -86,8 +86,8 @@ class BoundPart:
 
     # ------------------------------------------------------------------ derived objects
     def release(self, code_type: np.dtype) -> None:
-        """Drop what the rows determine -- the row design ``A``, the signs and shifts, the active set's ``B`` -- and keep
-        the rows compact (:func:`~drokit.oracles.rows.compact_rows`): a partition between calls
+        """Drop what the rows determine -- the row design ``A``, the signs and shifts, the active set's ``B`` -- and
+        keep the rows compact (:func:`~drokit.oracles.rows.compact_rows`): a partition between calls
         (:mod:`drokit.partition_memory`).  :meth:`restore` rebuilds them; the masses and slope vectors stay."""
         if self.A is None or not hasattr(self.rows, "Z"):     # fractional rows: their design is the rows' own matrix
             return

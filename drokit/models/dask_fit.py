@@ -212,7 +212,8 @@ def _fit_parts(estimator, problem, parts, schema, classes, t0: float):
         reports = []
     if reports:
         samples, cold = sum(r[0] for r in reports), sum(r[1] for r in reports)
-        result.auxiliary["partition_memory"] = {"cold_bytes": int(cold), "cold_bytes_per_sample": cold / max(samples, 1),
+        result.auxiliary["partition_memory"] = {"cold_bytes": int(cold),
+                                                "cold_bytes_per_sample": cold / max(samples, 1),
                                                 "releases": int(sum(r[2] for r in reports))}
     return result, schema, classes
 
