@@ -339,9 +339,13 @@ class PartitionFit:
     def epigraph_settled(self, theta: np.ndarray, mu: float, token: int) -> Optional[np.ndarray]:
         """The partition's part of ``phi_mu(theta)`` (:meth:`.epigraph.EpigraphBarrier.data_settled`); the epigraph
         levels and slacks are kept under ``token``: besides the state the last Newton direction was taken at (a
-        centering returns either it or its newest trial point), the :data:`KEEP_STATES` newest trials."""
+        centering returns either it or its newest trial point), the :data:`KEEP_STATES` newest trials; only the newest
+        keeps its slacks and margins (16 bytes a term: a direction at an older state recomputes them from ``theta`` and
+        ``s``, :meth:`.epigraph.EpigraphBarrier.data_direction`)."""
         sums, s, at = self._epigraph().data_settled(theta, mu)
         if s is not None:
+            for older, (s_older, _) in self._states.items():     # slacks and margins: the newest state's only
+                self._states[older] = (s_older, None)
             self._states[token] = (s, at)
             trials = [t for t in self._states if t != self._pinned]
             for old in trials[:-KEEP_STATES]:
