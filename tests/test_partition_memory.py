@@ -91,9 +91,14 @@ def _released(*owners):
     return [o.released for o in owners]
 
 
-def test_within_the_budget_nothing_is_released(budget):
-    store = DerivedStore()
-    a, b, c = Owner("a"), Owner("b"), Owner("c")
+@pytest.fixture
+def abc():
+    """A fresh store and three owners ``a``, ``b``, ``c``."""
+    return DerivedStore(), Owner("a"), Owner("b"), Owner("c")
+
+
+def test_within_the_budget_nothing_is_released(budget, abc):
+    store, a, b, c = abc
     with budget(300):
         store.charge(a, 100)
         store.charge(b, 100)
@@ -103,11 +108,10 @@ def test_within_the_budget_nothing_is_released(budget):
     assert store.held() == 300
 
 
-def test_cyclic_access_releases_the_most_recently_used_other_owner(budget):
+def test_cyclic_access_releases_the_most_recently_used_other_owner(budget, abc):
     """Room for two of three owners, accessed a, b, c, a, b, c, ...: each charge over the budget releases the owner
     used just before (never the least recently used one, which is the next to be used)."""
-    store = DerivedStore()
-    a, b, c = Owner("a"), Owner("b"), Owner("c")
+    store, a, b, c = abc
     order = [a, b, c, a, b, c, a]
     released_by = []
     with budget(200):
@@ -123,9 +127,8 @@ def test_cyclic_access_releases_the_most_recently_used_other_owner(budget):
     assert _released(a, b, c) == [1, 1, 1] and store.held() == 200
 
 
-def test_the_charging_owner_is_never_released_even_alone_over_the_budget(budget):
-    store = DerivedStore()
-    a, b, c = Owner("a"), Owner("b"), Owner("c")
+def test_the_charging_owner_is_never_released_even_alone_over_the_budget(budget, abc):
+    store, a, b, c = abc
     with budget(50):
         store.charge(a, 100)              # alone above the budget
         assert a.released == 0 and store.held() == 100
@@ -139,9 +142,8 @@ def test_the_charging_owner_is_never_released_even_alone_over_the_budget(budget)
         assert _released(a, b, c) == [1, 1, 0] and store.held() == 2000
 
 
-def test_released_owners_leave_the_store_and_forget_removes(budget):
-    store = DerivedStore()
-    a, b, c = Owner("a"), Owner("b"), Owner("c")
+def test_released_owners_leave_the_store_and_forget_removes(budget, abc):
+    store, a, b, c = abc
     with budget(250):
         store.charge(a, 100)
         store.charge(b, 100)

@@ -83,7 +83,7 @@ def test_within_and_returning_match_independent_row_values(i):
         reserve_value = _row_values(inst, di, reserve, intercept, coef, lam_f)
         exercised += reserve.size > 0
         for gap in (0.0, 0.2, 5.0) if reserve.size else ():
-            left, back = p1.returning_rows(di, reserve, theta, sep, gap, small)
+            left, back = p1.returning_rows(di, reserve, theta, sep.violation, gap, small)
             edge = np.abs(reserve_value - (sep.violation[reserve.sample] - gap)) < 1e-9
             expect = reserve_value >= sep.violation[reserve.sample] - gap
             if edge.any():

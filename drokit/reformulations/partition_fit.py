@@ -34,7 +34,6 @@ release changes no result beyond the order of sums in the Gram cache of :class:`
 from __future__ import annotations
 
 from dataclasses import replace
-from types import SimpleNamespace
 from typing import Callable, Dict, Optional, Tuple
 
 import numpy as np
@@ -175,7 +174,8 @@ class PartitionFit:
         return part
 
     def _new_bound_part(self, *args) -> None:
-        self.bound_part = None                  # the last one freed first (its row design: peak memory)
+        """The certificate's part from the dual point ``args`` (the callers free the last part before computing them:
+        its row design is the peak memory)."""
         self.bound_part = BoundPart(self.inst, *args)
         self._charge()
 
@@ -229,7 +229,7 @@ class PartitionFit:
         nominal rows, the barrier master never drops one, and one the smoothed master pruned is in the reserve, from
         which it returns when it is its sample's maximum (:func:`.phase_one.returning_rows`: within ``gap >= 0`` of
         ``sep.violation``)."""
-        moved = rows.flip | np.any(rows.Z != self.inst.data.Z[rows.sample], axis=1)
+        moved = rows.flip | np.any(rows.Z != self.cold.data.Z[rows.sample], axis=1)    # compared, not computed on
         return compact_rows(take_rows(rows, np.flatnonzero(moved)), self.code_type)
 
     def keep_best(self) -> None:
@@ -267,8 +267,8 @@ class PartitionFit:
         fresh = master.index.unseen(sep_rows)
         back = None
         if self.reserve is not None:
-            reserve, back = returning_rows(self.inst, widened_rows(self.reserve), theta,
-                                           SimpleNamespace(violation=self.sep_violation), gap, master)
+            reserve, back = returning_rows(self.inst, widened_rows(self.reserve), theta, self.sep_violation, gap,
+                                           master)
             self.reserve = compact_rows(reserve, self.code_type)
         if fresh.size or back is not None:
             grown = concat_rows([master.rows, take_rows(sep_rows, fresh)])
@@ -294,7 +294,7 @@ class PartitionFit:
 
     def smoothed_bound_part(self, theta: np.ndarray, tau: float) -> None:
         """This partition's part of the smoothed dual point (:meth:`.phase_one.SmoothedMaster.dual_point`)."""
-        self.bound_part = None
+        self.bound_part = None                  # the last one freed first (its row design: peak memory)
         self._new_bound_part(*self._smoothed().dual_point(theta, tau))
 
     def smoothed_finish(self, intercept: float, coef: np.ndarray, lam: float, margin: float) -> int:

@@ -295,15 +295,15 @@ def damped_newton(master: SmoothedMaster, theta: np.ndarray, tau: float, mu: flo
     return theta, steps
 
 
-def returning_rows(inst: DROInstance, reserve: ConfigurationRows, theta: np.ndarray, sep, gap: float,
-               master: SmoothedMaster) -> Tuple[ConfigurationRows, Optional[ConfigurationRows]]:
+def returning_rows(inst: DROInstance, reserve: ConfigurationRows, theta: np.ndarray, maxima: np.ndarray, gap: float,
+                   master: SmoothedMaster) -> Tuple[ConfigurationRows, Optional[ConfigurationRows]]:
     """``(reserve left, rows back or None)``: the pruned rows (:data:`PRUNE_GAP`) whose value ``l_k - lam' c_k`` is
-    within ``gap`` of their sample's exact maximum at ``theta`` (``sep.violation``, at ``lam' = max(lambda,
-    lambda_min)``), less those already in ``master``."""
+    within ``gap`` of their sample's exact maximum ``maxima[n]`` at ``theta`` (a separation's ``violation``, at
+    ``lam' = max(lambda, lambda_min)``), less those already in ``master``."""
     intercept, coef, lam = split_theta(inst, theta)
     lam = max(lam, lambda_floor(inst, coef))
     value = row_losses(inst, reserve, intercept, coef) - lam * reserve.cost
-    back = value >= sep.violation[reserve.sample] - gap
+    back = value >= maxima[reserve.sample] - gap
     if not back.any():
         return reserve, None
     returning = take_rows(reserve, np.flatnonzero(back))
@@ -443,7 +443,7 @@ def phase_one(inst: DROInstance, oracle, *, tau0: float = 1e-1, tau_min: float =
             control.progress(stage, f"smoothing {tau:.0e}, best value {upper:.9g}, {master.rows.size:,} rows")
         returning = None
         if reserve is not None:
-            reserve, returning = returning_rows(inst, reserve, theta, sep, PRUNE_GAP * scale, master)
+            reserve, returning = returning_rows(inst, reserve, theta, sep.violation, PRUNE_GAP * scale, master)
         if fresh.size or returning is not None:
             grown = concat_rows([master.rows, take_rows(sep.rows, fresh)])
             if returning is not None:      # an oracle row may be back from the reserve too
