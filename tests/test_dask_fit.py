@@ -349,7 +349,7 @@ def _kill_worker(client, address):
             with open(f"/proc/{pid}/stat") as f:
                 if f.read().split(")")[-1].split()[0] in ("Z", "X"):
                     return
-        except FileNotFoundError:
+        except (FileNotFoundError, ProcessLookupError):   # reaped before the open, or between the open and the read
             return
         time.sleep(0.01)
     raise AssertionError(f"worker {address} (pid {pid}) did not die")
