@@ -48,7 +48,8 @@ model selection  cross_validate_grid(estimator, X, y, {radius|theta|kappa|param:
                  DROClassifierCV / DRORegressorCV(radii=, kappas=, criterion="clean"|"worst_case"|"shift"): the
                  radius chosen by cross-validation, then refit (radius_, path_, scores_)
 data             drokit.datasets: load (16 UCI sets), load_german_credit
-errors           DrokitError, ParameterError, DataError, ProblemTooLargeError, SolverError, FitInterrupted
+errors           DrokitError, ParameterError, DataError, ProblemTooLargeError, SolverError, PartitionLostError,
+                 FitInterrupted
 """
 
 from . import conic, datasets, evaluation, losses, methods, model_selection, solvers
@@ -56,8 +57,8 @@ from .ambiguity import (AmbiguitySet, CalibratedWasserstein, ChiSquareBall, CVaR
                         Wasserstein, divergences)
 from .evaluation import (RobustnessReport, feature_stability, robustness_report, simulate_shift, stability,
                          stability_curve, worst_case, worst_case_value, worst_case_value_oracle)
-from .exceptions import (DataError, DrokitError, FitInterrupted, ParameterError, ProblemTooLargeError, SolverError,
-                         SolverNotAvailableError)
+from .exceptions import (DataError, DrokitError, FitInterrupted, ParameterError, PartitionLostError,
+                         ProblemTooLargeError, SolverError, SolverNotAvailableError)
 from .metrics import (CategoricalCost, GroundMetric, GroupNormCost, LabelCost, MismatchCost, NormCost, NumericalNorm,
                       OrdinalCost, auxiliary_radius, radius_from_theta,
                       rule_of_thumb_radius, wasserstein_distance)
@@ -74,4 +75,4 @@ __all__ = ["GroundMetric", "NormCost", "GroupNormCost", "NumericalNorm", "Mismat
            "robustness_report", "RobustnessReport", "cross_validate_grid", "DROClassifierCV", "DRORegressorCV", "SweepResult",
            "FitFailedError",
            "conic", "solvers", "datasets", "evaluation", "model_selection", "DrokitError", "ParameterError", "DataError", "ProblemTooLargeError",
-           "SolverError", "SolverNotAvailableError", "FitInterrupted", "__version__"]
+           "SolverError", "SolverNotAvailableError", "PartitionLostError", "FitInterrupted", "__version__"]

@@ -64,5 +64,11 @@ class FitInterrupted(KeyboardInterrupt):
         self.result = result
 
 
+class PartitionLostError(SolverError):
+    """A Dask worker holding a partition of a distributed fit was lost, closed or stayed paused: the fit cannot go on
+    without the partition's working rows (:mod:`drokit.partitions`); a cross-validation on Dask stops at once instead
+    of recording every later fit as failed."""
+
+
 class SolverNotAvailableError(SolverError):
     """The back-end is not installed or not licensed."""

@@ -8,15 +8,16 @@ same small arguments (``theta``, ``tau``, ``mu``, tokens), its small results ret
 * :class:`LocalParts`: the partitions are objects of this process (the local scheduler computed them; tests);
 * :class:`ActorParts`: each partition is a ``dask.distributed`` actor on the worker that built it, so its data, working
   rows and per-sample state stay there; a call sends the arguments to every actor at once and gathers the results.
-  A worker lost mid-fit loses its partition: the call raises :class:`~drokit.exceptions.SolverError` naming it (the fit
-  cannot resume without the partition's working rows, and never returns a sum with a partition missing).
+  A worker lost mid-fit loses its partition: the call raises :class:`~drokit.exceptions.PartitionLostError` (a
+  ``SolverError``) naming it (the fit cannot resume without the partition's working rows, and never returns a sum with
+  a partition missing).
 """
 
 from __future__ import annotations
 
 from typing import List, Sequence
 
-from .exceptions import SolverError
+from .exceptions import PartitionLostError, SolverError
 
 
 #: seconds between checks of the actors' workers while a call runs (:meth:`ActorParts._wait`)
@@ -58,7 +59,7 @@ class ActorParts:
         except SolverError:
             raise
         except Exception as exc:         # a lost worker surfaces as a comm, actor or cancelled error, by version
-            raise SolverError(f"a Dask worker holding a partition of the fit failed or was lost during "
+            raise PartitionLostError(f"a Dask worker holding a partition of the fit failed or was lost during "
                               f"{name!r} ({type(exc).__name__}: {exc}); a distributed fit does not resume without "
                               f"the partition's working rows: fit again (the data are read again)") from exc
 
@@ -78,14 +79,14 @@ class ActorParts:
             paused = paused + 1 if found is not None else 0
             if paused >= PAUSED_POLLS:
                 address, limit = found
-                raise SolverError(f"the Dask worker {address} holding a partition of the fit is paused during {name!r}"
+                raise PartitionLostError(f"the Dask worker {address} holding a partition of the fit is paused during {name!r}"
                                   + (f" (memory limit {limit / 2 ** 30:.2f} GiB: a paused worker is past the pause "
                                      f"fraction of it; use more partitions per worker's memory, more workers or a "
                                      f"larger memory_limit)" if limit else "")
                                   + "; the distributed fit does not resume without the partition's working rows")
 
     def _check_workers(self, name: str):
-        """Raises :class:`SolverError` when a worker holding a partition is lost or neither running nor paused;
+        """Raises :class:`PartitionLostError` when a worker holding a partition is lost or neither running nor paused;
         returns ``(address, memory limit)`` of a paused one, else ``None``."""
         from distributed import get_client
         workers = get_client().scheduler_info().get("workers", {})
@@ -97,7 +98,7 @@ class ActorParts:
                 found = (address, info.get("memory_limit"))
             elif info is None or status not in ("running", "Status.running"):
                 state = "was lost (gone from the scheduler)" if info is None else f"is {status}"
-                raise SolverError(f"the Dask worker {address} holding a partition of the fit {state} during {name!r}"
+                raise PartitionLostError(f"the Dask worker {address} holding a partition of the fit {state} during {name!r}"
                                   f"; the distributed fit does not resume without the partition's working rows")
         return found
 

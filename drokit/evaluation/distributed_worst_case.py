@@ -137,9 +137,16 @@ def worst_case_dask(model, X, y, ambiguity=None, *, schema=None, loss=None, samp
     with known categories) or Array, ``y`` and ``sample_weight`` partitioned alike.  With a ``dask.distributed``
     client (``client=`` or the current one) every partition's tables stay on its worker; without one, the local
     scheduler computes the partitions and this process keeps the tables."""
+    return worst_case_of_partitions(model, partition_triples(X, y, sample_weight), ambiguity, schema=schema,
+                                    loss=loss, client=client, tol=tol, max_iter=max_iter)
+
+
+def worst_case_of_partitions(model, triples, ambiguity=None, *, schema=None, loss=None, client=None,
+                             tol: float = 1e-10, max_iter: int = 200) -> DaskWorstCase:
+    """:func:`worst_case_dask` on ``triples = [(X_k, y_k, w_k)]``, the partitions as ``dask.delayed`` objects
+    (:func:`drokit.dask_inputs.partition_triples`; the CV estimators pass their held-out rows)."""
     import dask
     t0 = time.perf_counter()
-    triples = partition_triples(X, y, sample_weight)
     build = [dask.delayed(PartitionLine)(model, x, yy, w, ambiguity, schema, loss) for x, yy, w in triples]
     client = current_client(client)
     if client is not None:
@@ -194,4 +201,4 @@ def _primal_lower_bound(search, eps: float, lam_min: float) -> float:
     return float(t * l_l + (1.0 - t) * l_r + (lam_min * max(eps - used, 0.0) if lam_min > 0 else 0.0))
 
 
-__all__ = ["DaskWorstCase", "PartitionLine", "worst_case_dask", "current_client"]
+__all__ = ["DaskWorstCase", "PartitionLine", "worst_case_dask", "worst_case_of_partitions", "current_client"]

@@ -26,7 +26,7 @@ from sklearn.base import clone, is_classifier
 from sklearn.utils.validation import check_is_fitted
 
 from ..ambiguity import Wasserstein
-from ..dask_inputs import refuse_dask
+from ..dask_inputs import any_dask
 from ..exceptions import DataError, ParameterError
 from ..metrics import GroundMetric
 from ..methods import MAX_CONFIGURATIONS
@@ -35,8 +35,8 @@ from ..models.problem import Problem
 from ..losses import get_loss
 from ..schema import FeatureSchema
 from ..validation import as_1d, check_array_2d, check_target, class_labels, is_dataframe
-from .criteria import (CRITERIA, LogLossScorer, ShiftScorer, WorstCaseScorer, check_criterion, check_radii,
-                       data_rule_of_thumb, default_radii)
+from .criteria import (CRITERIA, CRITICAL_CAP, LogLossScorer, ShiftScorer, WorstCaseScorer, capped_path,
+                       check_criterion, check_radii, data_rule_of_thumb, default_radii)
 from .grid import resolve_scorer
 from .result import FitFailedError
 from .sweep import cross_validate_grid
@@ -47,11 +47,6 @@ CV_PARAMETERS = ("radii", "kappas", "cv", "criterion", "scoring", "validation_ra
                  "random_state", "progress", "rwpi_alpha", "rwpi_draws")
 #: the path of a set that only reweights (its radius a divergence budget, no transport unit)
 DIVERGENCE_RADII = (1e-3, 1.0)
-#: the default path stops at this times the training rows' critical radius (:meth:`_DROCV._capped`): the largest radius
-#: is then the constant model for the folds too, whose critical radii vary around the training rows' (credit-approval,
-#: 3 folds: a fold fit at 0.96 r_crit took 200 s, at 0.9 r_crit and above r_crit under 1 s)
-CRITICAL_CAP = 1.5
-
 
 class _DROCV:
     """What both CV estimators share: the path, the criterion's scorer, the sweep, the refit (module docstring)."""
@@ -97,11 +92,7 @@ class _DROCV:
         grid then spans ``[r0 / 100, min(10 r0, CRITICAL_CAP r_crit)]``; a user's list of radii is kept as given."""
         if not isinstance(self.radii, Integral) or isinstance(self.radii, bool) or radii.size < 2:
             return radii
-        r_crit = _critical_radius(base, X, y, sample_weight)
-        top = CRITICAL_CAP * r_crit
-        if not np.isfinite(top) or top >= radii[-1] or top <= radii[0]:
-            return radii
-        return np.geomspace(radii[0], top, radii.size)
+        return capped_path(radii, _critical_radius(base, X, y, sample_weight))
 
     def _seed(self) -> int:
         return 0 if self.random_state is None else int(self.random_state)
@@ -158,7 +149,6 @@ class _DROCV:
         """Choose the radius (and ``kappa``) on the path by cross-validation, then refit on all of ``X, y``.
         ``sample_weight``: weights of the rows, for every fit (its training rows'), every validation score (its
         validation rows') and the refit; the folds ignore them."""
-        refuse_dask(f"{type(self).__name__}.fit", X, y, sample_weight)
         return self._fit_cv(X, y, sample_weight)
 
     def _fit_cv(self, X, y, sample_weight=None):
@@ -166,6 +156,9 @@ class _DROCV:
             raise ParameterError("validation_radius is the radius of criterion='worst_case'; it has no meaning for "
                                  f"criterion={self.criterion!r}")
         check_criterion(self.criterion)
+        if any_dask(X, y, sample_weight):
+            from .dask_cv import fit_cv_dask
+            return fit_cv_dask(self, X, y, sample_weight)
         if self.criterion == "rwpi":
             return self._fit_rwpi(X, y, sample_weight)
         if self.criterion == "shift" and not is_dataframe(X):
@@ -183,6 +176,21 @@ class _DROCV:
                                     backend=self.backend, scheduler=self.scheduler, seed=self._seed(),
                                     progress=self.progress, refit=False, path="radius" if self.warm_path else None,
                                     sample_weight=sample_weight)
+        self._record_selection(sweep, radii, name)
+        if self.refit:
+            chosen = {"ambiguity__radius": self.radius_}
+            if "kappa" in sweep.best_params_:
+                chosen["ambiguity__metric__label__kappa"] = self.kappa_
+            self._selected_ambiguity = self._chosen_ambiguity(chosen)
+            try:
+                self._estimator_class.fit(self, X, y, sample_weight=sample_weight)
+            finally:
+                del self._selected_ambiguity
+        return self
+
+    def _record_selection(self, sweep, radii: np.ndarray, name: str) -> None:
+        """The selection attributes from the sweep (class docstring); :class:`FitFailedError` when every candidate had
+        a failed fit."""
         if sweep.best_index_ is None:
             raise FitFailedError(f"every radius of the path had a failed fit; first failure: "
                                  f"{sweep.results.loc[sweep.results['n_failed_fits'] > 0, 'errors'].iloc[0]}")
@@ -198,16 +206,6 @@ class _DROCV:
         splits = [c for c in sweep.results.columns if c.startswith("split") and c.endswith("_test_score")]
         self.scores_ = sweep.results[splits].to_numpy(dtype=float)
         self.path_ = self._path_table(sweep)
-        if self.refit:
-            chosen = {"ambiguity__radius": self.radius_}
-            if "kappa" in best:
-                chosen["ambiguity__metric__label__kappa"] = self.kappa_
-            self._selected_ambiguity = self._chosen_ambiguity(chosen)
-            try:
-                self._estimator_class.fit(self, X, y, sample_weight=sample_weight)
-            finally:
-                del self._selected_ambiguity
-        return self
 
     def _fit_rwpi(self, X, y, sample_weight=None):
         """``criterion="rwpi"``: the radius from the training rows (:func:`~drokit.model_selection.rwpi.rwpi_radius`

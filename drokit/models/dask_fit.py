@@ -34,7 +34,7 @@ from ..gaps import relative_gap
 from ..losses.base import CLASSIFICATION
 from ..params import component
 from ..reformulations.distributed_fit import (GlobalView, distributed_barrier_master, distributed_constant_model,
-                                              distributed_phase_one)
+                                              distributed_critical_radius, distributed_phase_one)
 from ..reformulations.partition_fit import PartitionFit
 from ..partitions import ActorParts, LocalParts
 from ..reformulations.phase_one import phase_one_applies
@@ -106,23 +106,28 @@ def check_distributable(estimator, problem) -> None:
                              f"{estimator.method!r} needs the data in memory")
 
 
-def _parts(binder, triples, client):
+def _parts(binder, triples, client, folds=None):
     """The partitions as actors of ``client`` (their data computed and bound on the workers), else in this
-    process."""
+    process.  ``folds``: one ``dask.delayed`` array of fold numbers per partition (cross-validation), or ``None``."""
     import dask
+    folds = [None] * len(triples) if folds is None else list(folds)
     if client is None:
-        return LocalParts([PartitionFit(binder, *dask.compute(x, y, w)) for x, y, w in triples])
-    flat = client.compute([item for triple in triples for item in triple if item is not None])
+        return LocalParts([PartitionFit(binder, *dask.compute(x, y, w), folds=dask.compute(f)[0])
+                           for (x, y, w), f in zip(triples, folds)])
+    flat = client.compute([item for triple, f in zip(triples, folds) for item in (*triple, f) if item is not None])
     k = 0
     futures = []
-    for x, y, w in triples:
+    for (x, y, w), f in zip(triples, folds):
         fx, fy = flat[k], flat[k + 1]
         k += 2
-        fw = None
+        fw = ff = None
         if w is not None:
             fw = flat[k]
             k += 1
-        futures.append(client.submit(PartitionFit, binder, fx, fy, fw, actor=True, pure=False))
+        if f is not None:
+            ff = flat[k]
+            k += 1
+        futures.append(client.submit(PartitionFit, binder, fx, fy, fw, ff, actor=True, pure=False))
     try:
         return ActorParts([f.result() for f in futures])
     except (DataError, ParameterError):          # the partition's data (binding), as in memory
@@ -180,6 +185,18 @@ def fit_dask(estimator, X, y, sample_weight=None, client=None) -> FitResult:
     estimator._validate_params()
     problem = estimator._problem()
     check_distributable(estimator, problem)
+    parts, schema, classes = bound_parts(estimator, problem, X, y, sample_weight, client)
+    try:
+        return fit_bound_parts(estimator, parts, schema, classes, t0)
+    finally:
+        close_parts(parts)
+
+
+def bound_parts(estimator, problem, X, y, sample_weight=None, client=None, folds=None):
+    """``(parts, schema, classes)``: the partitions of ``X, y, sample_weight`` bound with ``problem`` (on the workers of
+    ``client``, else of the current client, else in this process), the schema from ``X``'s metadata, the classes from
+    one pass over ``y`` (classification: exactly two).  ``folds``: one ``dask.delayed`` array of fold numbers per
+    partition, for :meth:`PartitionFit.select` (:mod:`drokit.model_selection.dask_cv`)."""
     triples = partition_triples(X, y, sample_weight)
     schema = FeatureSchema.infer(_meta(X, estimator.categorical_features, estimator.categories),
                                  estimator.categorical_features, estimator.categories)
@@ -190,22 +207,22 @@ def fit_dask(estimator, X, y, sample_weight=None, client=None) -> FitResult:
             raise DataError(f"y has {classes.size} class(es) {list(classes)[:5]}; a fit on Dask collections needs "
                             f"two (one class has no decision boundary; the multinomial model is in-memory only)")
     binder = functools.partial(bind_partition, problem, schema, classes, estimator.handle_unknown)
-    client = current_client(client)
-    parts = _parts(binder, triples, client)
+    return _parts(binder, triples, current_client(client), folds), schema, classes
+
+
+def close_parts(parts) -> None:
+    """The partitions' memory freed (the fits are over)."""
     try:
-        return _fit_parts(estimator, problem, parts, schema, classes, t0)
-    finally:
-        try:
-            parts.call("close")
-        except Exception:          # a lost worker: its memory is gone with it
-            pass
+        parts.call("close")
+    except Exception:          # a lost worker: its memory is gone with it
+        pass
 
 
-def _fit_parts(estimator, problem, parts, schema, classes, t0: float):
-    """:func:`fit_dask` once the partitions are bound; the result's ``auxiliary["partition_memory"]``: the partitions'
+def fit_bound_parts(estimator, parts, schema, classes, t0: float):
+    """:func:`fit_dask` once the partitions are bound (and :meth:`PartitionFit.select`-ed); the result's ``auxiliary["partition_memory"]``: the partitions'
     cold state at the end (bytes, bytes a sample) and how often their derived objects were released (rebuilt at the
     next call: :mod:`drokit.partition_memory`)."""
-    result, schema, classes = _fit_partitions(estimator, problem, parts, schema, classes, t0)
+    result, schema, classes = _fit_partitions(estimator, parts, schema, classes, t0)
     try:
         reports = [r for r in parts.call("memory_report") if r is not None]
     except Exception:          # a lost worker after the fit: the fit stands, the report is left out
@@ -218,14 +235,28 @@ def _fit_parts(estimator, problem, parts, schema, classes, t0: float):
     return result, schema, classes
 
 
-def _fit_partitions(estimator, problem, parts, schema, classes, t0: float):
+def _globalized(parts):
+    """``(parts of positive weight, their samples)``, probabilities ``p_n = w_n / W`` over those partitions."""
     summaries = parts.call("summary")
     used = [i for i, (rows, weight, _) in enumerate(summaries) if rows > 0 and weight > 0]
     total = float(sum(summaries[i][1] for i in used))
     if not used or not total > 0:
         raise DataError("X has no rows of positive weight")
     parts = parts.keep(used)
-    n_samples = int(sum(parts.call("globalize", total)))
+    return parts, int(sum(parts.call("globalize", total)))
+
+
+def critical_radius_of_parts(parts) -> float:
+    """The critical radius of the partitions' selected samples (:meth:`PartitionFit.select`; beyond it every fit is the
+    constant model: :func:`~drokit.reformulations.distributed_fit.distributed_critical_radius`), ``inf`` where that
+    construction does not apply."""
+    used, n_samples = _globalized(parts)
+    template = _joined(used.call("sample_rows", 1.0 / n_samples, SUBSAMPLE_SEED))
+    return distributed_critical_radius(used, template)
+
+
+def _fit_partitions(estimator, parts, schema, classes, t0: float):
+    parts, n_samples = _globalized(parts)
     template = _subsample(parts, n_samples)
     if not phase_one_applies(template) or template.metric.linear_map is not None:
         raise ParameterError(f"{type(estimator).__name__}.fit on Dask collections: the loss {template.loss.name!r} "
@@ -291,4 +322,5 @@ def _result(template, outcome, n_samples: int, n_parts: int, compile_time: float
                    "stage": outcome.stage, "relative_gap": relative_gap(outcome.lower_bound, outcome.upper_bound)})
 
 
-__all__ = ["fit_dask", "bind_partition", "check_distributable", "MAX_SUBSAMPLE"]
+__all__ = ["fit_dask", "bound_parts", "fit_bound_parts", "close_parts", "critical_radius_of_parts", "bind_partition", "check_distributable",
+           "MAX_SUBSAMPLE"]

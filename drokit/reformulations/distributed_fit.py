@@ -175,6 +175,27 @@ def _bound(parts, template: DROInstance, lower: float, dual, upper: float):
     return lower, dual, False
 
 
+def _critical_plans(parts, template: DROInstance):
+    """``(b*, critical_plans(...))`` of the partitions' globalized samples (the constant model's intercept and the
+    critical radius with its plans, :mod:`drokit.certificates.constant_model`), ``None`` where it does not apply."""
+    if not constant_model_applies(template):
+        return None
+    sums = functools.reduce(lambda a, b: a + b, parts.call("constant_sums"))
+    if not 0.0 < sums.p_plus < 1.0:
+        return None
+    b = newton_intercept(sums.p_plus, lambda b_: tuple(np.sum(parts.call("constant_intercept_sums", b_), axis=0)))
+    found = critical_plans(template, sums, float(sum(parts.call("constant_slope_sum", b))))
+    return None if found is None else (b, found)
+
+
+def distributed_critical_radius(parts, template: DROInstance) -> float:
+    """The critical radius ``r_crit`` of the partitions' globalized samples (beyond it the constant model is optimal:
+    :func:`drokit.certificates.constant_model.critical_point` from partition sums), ``inf`` where that construction
+    does not apply."""
+    critical = _critical_plans(parts, template)
+    return np.inf if critical is None else float(critical[1][0])
+
+
 def distributed_constant_model(parts, template: DROInstance, view: GlobalView, gap_tol: float,
                                log: Optional[Callable[[str], None]] = None) -> Optional[DistributedOutcome]:
     """Beyond the critical radius, the constant model certified from partition sums
@@ -183,14 +204,11 @@ def distributed_constant_model(parts, template: DROInstance, view: GlobalView, g
     bounded by the partitioned Lagrangian bound); ``None`` below ``r_crit`` or where it does not apply or certify.  As
     in memory, where it applies no phase 1 runs (every configuration row would tie there)."""
     t0 = time.perf_counter()
-    if not constant_model_applies(template):
+    critical = _critical_plans(parts, template)
+    if critical is None:
         return None
-    sums = functools.reduce(lambda a, b: a + b, parts.call("constant_sums"))
-    if not 0.0 < sums.p_plus < 1.0:
-        return None
-    b = newton_intercept(sums.p_plus, lambda b_: tuple(np.sum(parts.call("constant_intercept_sums", b_), axis=0)))
-    found = critical_plans(template, sums, float(sum(parts.call("constant_slope_sum", b))))
-    if found is None or template.radius < found[0] * (1.0 + 1e-12):
+    b, found = critical
+    if template.radius < found[0] * (1.0 + 1e-12):
         return None
     r_crit, spreads, level_costs, plus_lighter = found
     upper = float(sum(parts.call("constant_loss_sum", b)))
@@ -382,4 +400,4 @@ def distributed_barrier_master(parts, template: DROInstance, view: GlobalView, f
 
 
 __all__ = ["distributed_constant_model", "GlobalView", "BoundParts", "PartitionedSmoothed", "PartitionedEpigraph", "DistributedOutcome",
-           "distributed_phase_one", "distributed_barrier_master"]
+           "distributed_phase_one", "distributed_barrier_master", "distributed_critical_radius"]

@@ -83,7 +83,7 @@ class PartitionFit:
     (:mod:`drokit.models.dask_fit`); :meth:`globalize` then sets the probabilities to ``w_n / W`` with ``W`` the
     total weight of every partition.  Every method returns numbers (floats, ``d``-vectors, ``d x d`` matrices)."""
 
-    def __init__(self, binder: Callable, X, y, sample_weight=None):
+    def __init__(self, binder: Callable, X, y, sample_weight=None, folds=None):
         w = None if sample_weight is None else np.asarray(sample_weight, dtype=float).ravel()
         self.rows_in = int(len(X))
         self.weight = float(self.rows_in if w is None else w.sum())
@@ -93,15 +93,56 @@ class PartitionFit:
         self.cold: Optional[DROInstance] = None if inst is None else compact_instance(inst)
         self.code_type = None if inst is None else self.cold.data.Z.dtype
         del inst
+        # the whole partition, for :meth:`select` (cross-validation's folds: drokit.model_selection.dask_cv)
+        self.full, self.full_rows, self.full_weight = self.cold, self.rows_in, self.weight
+        self.folds = None if folds is None else np.asarray(folds).ravel()
+        if self.folds is not None and self.folds.shape[0] != self.rows_in:
+            raise ValueError(f"folds has {self.folds.shape[0]} entries for a partition of {self.rows_in} rows")
         self._derived: Dict[str, object] = {}          # 'inst', 'oracle', 'smoothed', 'epigraph' (module docstring)
         self._derived_bytes = 0
         self.releases = 0                              # by the store (:meth:`release_derived`)
         self._states: Dict[int, tuple] = {}            # insertion-ordered: the oldest trial first
         self._directions: Dict[int, tuple] = {}
+        self._reset_fit_state()
+
+    def _reset_fit_state(self) -> None:
+        """No working rows, maxima, epigraph states or certificate part: the state before a fit's first call."""
+        self._derived.clear()
+        self._derived_bytes = 0
+        self._states.clear()
+        self._directions.clear()
         self._pinned = None
         self.sep_rows = self.sep_violation = self.best_s = None
         self.smoothed_rows = self.epigraph_rows = self.reserve = self.bundle = None     # compact rows
         self.bound_part = None
+
+    def select(self, held_out=None, radius: Optional[float] = None) -> Tuple[int, float, np.ndarray]:
+        """The next fit's samples: the partition's rows outside fold ``held_out`` (``None``: every row; a fold number
+        of the ``folds`` given at construction), at ``radius`` (``None``: the bound one), with the fit state reset --
+        one binding serves every fold and radius of a cross-validation.  The weights are the bound ones (the client's
+        :meth:`globalize` then divides them by the selected rows' total).  Returns :meth:`summary`."""
+        self._reset_fit_state()
+        DERIVED.forget(self)
+        full = self.full
+        if full is None:
+            self.cold, self.rows_in, self.weight = None, self.full_rows, 0.0
+            return self.summary()
+        if held_out is not None and self.folds is None:
+            raise ValueError("select(held_out=...) needs the folds given at construction")
+        w = np.full(full.n_samples, self.full_weight / full.n_samples) if full.sample_weight is None else \
+            np.asarray(full.sample_weight, dtype=float) * self.full_weight
+        cold = full
+        if held_out is not None:
+            keep = np.flatnonzero(self.folds != held_out)
+            cold, w = full.take_samples(keep), w[keep]
+        self.rows_in, self.weight = int(cold.n_samples), float(w.sum())
+        if self.rows_in == 0 or not self.weight > 0:
+            self.cold, self.labels = None, np.zeros(0)
+            return self.summary()
+        self.cold = replace(cold, sample_weight=w / self.weight,
+                            radius=cold.radius if radius is None else float(radius))
+        self.labels = np.unique(np.asarray(self.cold.y))
+        return self.summary()
 
     # ------------------------------------------------------------------ derived objects
     def _get(self, name: str, build: Callable):
@@ -429,12 +470,9 @@ class PartitionFit:
     def close(self) -> None:
         """Everything freed (the fit is over): the worker's memory is back before the next fit's partitions arrive,
         whenever the actor itself is collected."""
-        self._derived.clear()
+        self._reset_fit_state()
         DERIVED.forget(self)
-        self.cold = self.sep_rows = self.sep_violation = self.best_s = self.bundle = None
-        self.smoothed_rows = self.epigraph_rows = self.reserve = self.bound_part = None
-        self._states.clear()
-        self._directions.clear()
+        self.cold = self.full = None
         import gc
         gc.collect()
 
