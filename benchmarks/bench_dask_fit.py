@@ -159,7 +159,7 @@ def header(args) -> str:
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                             text=True).stdout.strip()
     return (f"# commit {commit}, {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC, {platform.platform()}, "
-            f"{os.cpu_count()} CPUs\n# command: python benchmarks/bench_dask_fit.py {' '.join(sys.argv[1:])}\n")
+            f"{os.cpu_count()} CPUs\n# command: python benchmarks/{Path(sys.argv[0]).name} {' '.join(sys.argv[1:])}\n")
 
 
 def markdown(rows: list) -> str:

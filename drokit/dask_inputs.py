@@ -118,12 +118,13 @@ def map_rows(X, function: Callable, n_outputs: int, dtype=float):
 
 
 def refuse_dask(where: str, *objects) -> None:
-    """A :class:`DataError` when any of ``objects`` is a Dask collection and ``where`` (a cross-validation) does not
-    take them: its folds index rows, which a Dask collection does not offer cheaply."""
+    """A :class:`DataError` when any of ``objects`` is a Dask collection and ``where`` (``cross_validate_grid``) does
+    not take them: its folds index rows, which a Dask collection does not offer cheaply."""
     if any_dask(*objects):
-        raise DataError(f"{where} does not take Dask collections: its folds index rows.  Fit DROClassifier / "
-                        f"DRORegressor on the Dask data at a chosen radius (the fit runs by partition), or "
-                        f"cross-validate on an in-memory sample (e.g. X.sample(frac=0.1).compute())")
+        raise DataError(f"{where} does not take Dask collections: its folds index rows.  DROClassifierCV / "
+                        f"DRORegressorCV cross-validate the radius on Dask collections (folds dealt within the "
+                        f"partitions, fits and scores by partition); or fit DROClassifier / DRORegressor on the Dask "
+                        f"data at a chosen radius, or cross-validate on an in-memory sample")
 
 
 def current_client(client=None):

@@ -606,12 +606,11 @@ def test_mixed_dask_and_in_memory_inputs_raise(small):
     assert not hasattr(est, "coef_")
 
 
-def test_cross_validation_refuses_dask_collections(small):
-    """The CV estimators and ``cross_validate_grid`` index rows for their folds: on Dask collections a ``DataError``
-    says what to do instead, before any fit (not a traceback from inside a fold)."""
+def test_cross_validate_grid_refuses_dask_collections(small):
+    """``cross_validate_grid`` indexes rows for its folds: on Dask collections a ``DataError`` says what to do instead,
+    before any fit (not a traceback from inside a fold).  (The CV estimators take them: tests/test_dask_cv.py.)"""
     frame, d = small
-    for run in (lambda: dk.DROClassifierCV(radii=2, cv=2).fit(d[FEATURES], d["y"]),
-                lambda: dk.cross_validate_grid(dk.DROClassifier(), d[FEATURES], d["y"], {"radius": [0.01, 0.1]}),
+    for run in (lambda: dk.cross_validate_grid(dk.DROClassifier(), d[FEATURES], d["y"], {"radius": [0.01, 0.1]}),
                 lambda: dk.cross_validate_grid(dk.DROClassifier(), frame[FEATURES], frame["y"], {"radius": [0.1]},
                                                sample_weight=d["w"])):
         with pytest.raises(DataError, match="does not take Dask collections"):
