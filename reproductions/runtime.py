@@ -63,9 +63,13 @@ def versions(extra: Sequence[str] = ()) -> str:
 
 
 def stamp(cfg) -> None:
-    """Record on ``cfg`` when the run ended (UTC) and the machine's load then (both shown in the report)."""
+    """Record on ``cfg`` when the run ended (UTC), the machine's load then and the commit (all shown in the
+    report)."""
+    from reproductions.freshness import current_commit
     cfg.generated = f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M}"
     cfg.load_average = load_average()
+    commit, dirty = current_commit()
+    cfg.commit = (commit[:10] + ("+dirty" if dirty else "")) if commit else "unknown"
 
 
 def dask_client():

@@ -13,6 +13,10 @@ The default path: ``radii=10`` radii spaced evenly in log scale over ``[r0 / 100
 the ``O(1/sqrt(N))`` rule of thumb in the data's unit ``d`` of transport cost
 (:func:`~drokit.model_selection.criteria.default_radii`); for a set that only reweights (KL / chi-square balls) the
 radius is a divergence budget and the path is ``[1e-3, 1]``.
+
+On Dask collections ``fit`` cross-validates by partition (:mod:`~drokit.model_selection.dask_cv`): folds dealt within
+the partitions (or a Dask column of fold numbers as ``cv``), the partitions bound once and every fold x radius fit
+distributed, scores as sums over the held-out rows, the refit distributed too.
 """
 
 from __future__ import annotations
@@ -310,7 +314,9 @@ def _cv_doc(estimator: str) -> str:
     kappas : list of float or None
         Label costs to cross-validate with the radii (``ambiguity__metric__label__kappa``); ``None``: the declared one.
     cv : int, cross-validation generator or iterable
-        As :func:`~drokit.model_selection.cross_validate_grid` (5 stratified folds for a classifier).
+        As :func:`~drokit.model_selection.cross_validate_grid` (5 stratified folds for a classifier).  On Dask
+        collections an int (folds dealt within each partition) or a Dask Series / Array of fold numbers partitioned
+        like ``X`` (``-1``: always trained on).
     criterion : {{"clean", "worst_case", "shift", "rwpi"}}
         The selection criterion (:mod:`drokit.model_selection.criteria`): ``"clean"`` (``scoring`` on the validation
         folds), ``"worst_case"`` (minus the exact worst-case validation risk at ``validation_radius``), ``"shift"``

@@ -127,6 +127,11 @@ def fit_cv_dask(cv_estimator, X, y, sample_weight=None):
     if self.criterion == "shift" and not hasattr(X, "map_partitions"):
         raise DataError("criterion='shift' perturbs the validation folds with drokit.simulate_shift, which needs a "
                         f"DataFrame (categorical columns by dtype); got a {type(X).__name__}")
+    if self.criterion == "worst_case" and self.scoring is not None:
+        raise ParameterError("criterion='worst_case' scores the exact worst-case validation risk of the model's own "
+                             "loss; scoring must be None")
+    if self.criterion != "worst_case":
+        sum_score(self.scoring, classifier, np.arange(2))          # the scoring's name checked before any binding
     seed = self._seed()
     folds = _Folds(self.cv, X, y, classifier, seed, client)
     kappas = self._check_kappas()
@@ -224,9 +229,6 @@ def _scorer(cv_estimator, classifier: bool, classes, client, X, n_rows: int, see
     """``(score, name)`` of the criterion on Dask (module docstring)."""
     criterion = cv_estimator.criterion
     if criterion == "worst_case":
-        if cv_estimator.scoring is not None:
-            raise ParameterError("criterion='worst_case' scores the exact worst-case validation risk of the model's "
-                                 "own loss; scoring must be None")
         radius = cv_estimator.validation_radius
         if radius is None:
             metric = cv_estimator._declared_ambiguity().get_params(deep=False).get("metric")

@@ -306,7 +306,7 @@ def write_report(runs: Sequence[VariantRun], cfg: Config, seconds: float) -> Pat
 # ============================================================================ run.json (--render-only)
 _CONFIG_KEYS = ("datasets", "splits", "folds", "max_rows", "rmixf_radii", "rmixf_alphas", "losses", "variants",
                 "radii", "conf_radii", "alphas", "normalized", "cp_options", "n_jobs", "backend", "scheduler", "seed",
-                "preset", "command", "generated", "load_average")
+                "preset", "command", "generated", "load_average", "commit")
 _RUN_KEYS = ("name", "variant", "sizes", "n_rows_used", "cv_seconds", "test_seconds", "n_cv_fits", "n_cv_failed",
              "n_cv_uncertified", "uncertified_where", "seconds", "error", "notes")
 

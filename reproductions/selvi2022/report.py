@@ -404,7 +404,7 @@ def write_report(runs: Sequence[DatasetRun], cfg: Config, seconds: float) -> Pat
 # ============================================================================ run.json (--render-only)
 _CONFIG_KEYS = ("datasets", "splits", "folds", "max_rows", "radii", "rdro_radii", "rdro_gammas", "gammas", "mt_radii",
                 "gamma_scale", "fast_cp", "n_jobs", "backend", "scheduler", "seed", "preset", "command", "generated",
-                "load_average")
+                "load_average", "commit")
 _RUN_KEYS = ("name", "sizes", "n_rows_used", "cv_seconds", "test_seconds", "n_cv_fits", "seconds", "error", "notes")
 
 

@@ -125,8 +125,8 @@ from __future__ import annotations
 import time
 from typing import Optional, Sequence
 
-from reproductions.report import RunResult
-from reproductions.runtime import Progress
+from reproductions.report import RunResult, record_provenance
+from reproductions.runtime import Progress, stamp
 from reproductions.sun2025.protocol import parse_args, run_dataset
 from reproductions.sun2025.report import write_report
 
@@ -141,6 +141,8 @@ def main(argv: Optional[Sequence[str]] = None) -> RunResult:
     start = time.perf_counter()
     runs = [run_dataset(name, cfg, log) for name in cfg.datasets]
     seconds = time.perf_counter() - start
+    stamp(cfg)
     readme = write_report(runs, cfg, seconds)
+    record_provenance(cfg, seconds)
     log(f"report written to {readme} ({seconds / 60:.1f} min)")
     return RunResult(readme=readme, config=cfg, runs=runs, seconds=seconds)

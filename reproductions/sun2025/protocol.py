@@ -91,6 +91,9 @@ class Config:
     quiet: bool = False
     verbose: bool = False
     command: str = ""
+    generated: str = ""                      # set at the end of the run (reproductions.runtime.stamp)
+    load_average: str = ""
+    commit: str = ""
 
     @property
     def scenarios(self) -> list:
