@@ -36,6 +36,7 @@ class RunOptions:
     generated: str = ""                      # UTC time of the run (set by main; kept by --render-only)
     load_average: str = ""                   # the machine's 1/5/15-minute load when the run ended
     commit: str = ""                         # the git commit of the run ("+dirty": uncommitted changes)
+    environment: str = ""                    # versions, platform and cores of the run (set by stamp)
     #: model -> {grid parameter: the field holding its values} (``{}``: nothing to choose)
     GRIDS: ClassVar[Dict[str, Dict[str, str]]] = {}
 

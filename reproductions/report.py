@@ -8,7 +8,6 @@ A report is ``<out>/README.md`` next to the published numbers with ``errors.csv`
 from __future__ import annotations
 
 import json
-import platform
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -18,7 +17,7 @@ from typing import Callable, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 import pandas as pd
 
-from reproductions.runtime import Progress, cpu_count, dask_session, stamp, versions
+from reproductions.runtime import Progress, dask_session, environment, stamp
 
 
 # ============================================================================ markdown
@@ -87,8 +86,8 @@ def run_facts(package: str, cfg, seconds: float) -> str:
 {cfg.command}
 ```
 
-Environment: {versions()}; {platform.platform()}, {cpu_count()} CPU cores; sweeps on joblib backend
-`{cfg.backend}` with n_jobs = {cfg.n_jobs}. Seed {cfg.seed}."""
+Environment: {cfg.environment or environment() + " (of the rendering: the run did not record its own)"}; sweeps on
+joblib backend `{cfg.backend}` with n_jobs = {cfg.n_jobs}. Seed {cfg.seed}."""
 
 
 DISCUSSION_START = "<!-- discussion:start (hand-written; kept when the script rewrites this file) -->"

@@ -70,6 +70,12 @@ def stamp(cfg) -> None:
     cfg.load_average = load_average()
     commit, dirty = current_commit()
     cfg.commit = (commit[:10] + ("+dirty" if dirty else "")) if commit else "unknown"
+    cfg.environment = environment()
+
+
+def environment() -> str:
+    """The versions, platform and CPU cores of this process (a report's Environment line)."""
+    return f"{versions()}; {platform.platform()}, {cpu_count()} CPU cores"
 
 
 def dask_client():

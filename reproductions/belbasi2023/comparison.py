@@ -12,6 +12,13 @@ from reproductions.belbasi2023.protocol import CONF, LABEL, MODELS, NOMINAL, PRO
 from reproductions.belbasi2023.published import PUBLISHED
 from reproductions.report import fmt_pct, md_table
 from reproductions.stats import ALPHA, one_sided_p
+from reproductions.verdicts import ClaimTest, family, render
+
+#: the claims of belbasi2023 §6.3 tested over the (data set, variant) rows of each table, ``(A, B)``: "A has a lower
+#: test error than B" -- the mixed-feature models against the nominal ones and against ConF (the same ball with the
+#: categorical features one-hot encoded as continuous: the paper's point)
+CLAIMS = (("MixF k=1", "Nom"), ("MixF k=K", "Nom"), ("r-MixF k=1", "r-Nom"), ("r-MixF k=K", "r-Nom"),
+          ("MixF k=1", "ConF k=1"), ("MixF k=K", "ConF k=K"))
 
 # ============================================================================ 10. significance
 def better_conf(errors: pd.DataFrame) -> str:
@@ -82,6 +89,34 @@ def comparison_rows(runs: Sequence[VariantRun], losses: Sequence[str]) -> List[d
                 "pub_beats": {m: (pub.errors[m] < pub.errors["Nom"], pub.errors[m] < pub.errors[pub_conf])
                               for m in PROPOSED}})
     return out
+
+
+def claim_tests(runs: Sequence[VariantRun], loss: str) -> List[ClaimTest]:
+    """:data:`CLAIMS` on our per-split errors of one loss, the (data set, variant) rows as the data sets, Holm over
+    the table (:mod:`reproductions.verdicts`)."""
+    errors, published = {}, {}
+    for run in finished(runs):
+        matrix = run.matrix(loss)
+        if matrix.empty:
+            continue
+        key = f"{run.name} ({run.variant})"
+        errors[key] = {LABEL[m]: matrix[m].to_numpy() for m in matrix.columns}
+        published[key] = PUBLISHED.get((loss, run.name, run.variant))
+    tests = []
+    for a, b in CLAIMS:
+        gaps = {k: (None if p is None else p.errors[a] - p.errors[b]) for k, p in published.items()}
+        tests.append(ClaimTest.of(f"{LABEL[a]} < {LABEL[b]}", LABEL[a], LABEL[b], errors, gaps))
+    return family(tests)
+
+
+def verdict_section(runs: Sequence[VariantRun], losses: Sequence[str]) -> str:
+    """Per loss (table), the claims' verdicts from statistics (:func:`reproductions.verdicts.render`)."""
+    blocks = []
+    for loss in losses:
+        tests = claim_tests(runs, loss)
+        if tests and tests[0].datasets:
+            blocks += [f"### {loss.replace('_', ' ')} loss", "", render(tests), ""]
+    return "\n".join(blocks) if blocks else "No data set finished."
 
 
 def _rank(values: Dict[str, float]) -> Dict[str, int]:

@@ -9,7 +9,7 @@ from typing import List, Sequence
 import numpy as np
 import pandas as pd
 
-from reproductions.belbasi2023.comparison import comparison_section, finished, significance_marks
+from reproductions.belbasi2023.comparison import comparison_section, finished, significance_marks, verdict_section
 from reproductions.belbasi2023.models import PHASE_ONE_MIN_RADIUS
 from reproductions.belbasi2023.protocol import (LABEL, LOSS_LABEL, LOSSES, MODEL_SPEC, MODELS, NOT_SHIPPED,
                                                 PAPER_ALPHAS, PAPER_RADII, PRESETS, REGRESSION_SETS, TABLE_NUMBER,
@@ -287,6 +287,7 @@ def write_report(runs: Sequence[VariantRun], cfg: Config, seconds: float) -> Pat
     parts += [*section("Tables 5–7 (regression): not reproduced",
                           f"The regression sets ({', '.join(REGRESSION_SETS)}) do not ship with drokit, so the "
                           "Huber, pinball and τ-insensitive results cannot be reproduced offline."),
+              *section("Verdicts from statistics", verdict_section(runs, cfg.losses)),
               *section("Comparison with the paper (computed)", comparison_section(runs, cfg.losses)),
               *section("Discussion", discussion),
               *section("Chosen hyper-parameters (most frequent over splits)", choice_table(runs, cfg.losses)),
@@ -306,7 +307,8 @@ def write_report(runs: Sequence[VariantRun], cfg: Config, seconds: float) -> Pat
 # ============================================================================ run.json (--render-only)
 _CONFIG_KEYS = ("datasets", "splits", "folds", "max_rows", "rmixf_radii", "rmixf_alphas", "losses", "variants",
                 "radii", "conf_radii", "alphas", "normalized", "cp_options", "n_jobs", "backend", "scheduler", "seed",
-                "preset", "command", "generated", "load_average", "commit")
+                "preset", "command", "generated", "load_average", "commit",
+                "environment")
 _RUN_KEYS = ("name", "variant", "sizes", "n_rows_used", "cv_seconds", "test_seconds", "n_cv_fits", "n_cv_failed",
              "n_cv_uncertified", "uncertified_where", "seconds", "error", "notes")
 

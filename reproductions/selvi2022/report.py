@@ -19,6 +19,7 @@ from reproductions.selvi2022.protocol import (BASELINE, GAMMA_SCALE, LABEL, MODE
                                               PAPER_GAMMAS, PAPER_NAME, PAPER_RADII, PRESETS, PROPOSED, Config,
                                               DatasetRun)
 from reproductions.stats import ALPHA, one_sided_p, standard_errors
+from reproductions.verdicts import ClaimTest, family, render
 
 # ---------------------------------------------------------------------------- the published Table 1
 #: selvi2022 Table 1 verbatim (spec §B8.2): N, k, m, then LR, DRO k=1, DRO k=m, r-LR, r-DRO k=1, r-DRO k=m,
@@ -223,6 +224,32 @@ def comparison_section(runs: Sequence[DatasetRun]) -> str:
     return "\n".join(lines)
 
 
+#: the claims of selvi2022 §4.2 tested over the data sets, ``(A, B)``: "A has a lower test error than B" -- the
+#: mixed-feature balls against the nominal model, the lasso models against each other, and the balls against MT (the
+#: same ball with the dummies read as numerical features: the paper's point is that they should not be)
+CLAIMS = (("DRO k=1", "LR"), ("DRO k=m", "LR"), ("r-DRO k=1", "r-LR"), ("r-DRO k=m", "r-LR"),
+          ("DRO k=1", "MT k=1"), ("DRO k=m", "MT k=m"))
+
+
+def claim_tests(runs: Sequence[DatasetRun]) -> List[ClaimTest]:
+    """:data:`CLAIMS` tested on our per-split errors (:mod:`reproductions.verdicts`), Holm over the table."""
+    errors = {}
+    for run in _ok(runs):
+        matrix = run.matrix()
+        errors[paper_name(run.name)] = {LABEL[m]: matrix[m].to_numpy() for m in matrix.columns}
+    tests = []
+    for a, b in CLAIMS:
+        published = {n: PUBLISHED[n].errors[a] - PUBLISHED[n].errors[b] for n in errors if n in PUBLISHED}
+        tests.append(ClaimTest.of(f"{LABEL[a]} < {LABEL[b]}", LABEL[a], LABEL[b], errors, published))
+    return family(tests)
+
+
+def verdict_section(runs: Sequence[DatasetRun]) -> str:
+    """The claims' verdicts from statistics (:func:`reproductions.verdicts.render`)."""
+    tests = claim_tests(runs)
+    return render(tests) if tests and tests[0].datasets else "No data set finished."
+
+
 def choice_table(runs: Sequence[DatasetRun]) -> str:
     """How often each hyper-parameter value was chosen (over splits), per data set and model."""
     headers = ["data set"] + [LABEL[m] for m in MODELS if m != "LR"]
@@ -385,6 +412,7 @@ def write_report(runs: Sequence[DatasetRun], cfg: Config, seconds: float) -> Pat
              main_table(runs), "",
              "Standard errors of our means (standard deviation over splits / √splits):", "",
              spread_table(runs), "",
+             *section("Verdicts from statistics", verdict_section(runs)),
              *section("Comparison with the paper (computed)", comparison_section(runs)),
              *section("Discussion", discussion),
              *section("Chosen hyper-parameters (most frequent over splits)", choice_table(runs)),
@@ -404,7 +432,7 @@ def write_report(runs: Sequence[DatasetRun], cfg: Config, seconds: float) -> Pat
 # ============================================================================ run.json (--render-only)
 _CONFIG_KEYS = ("datasets", "splits", "folds", "max_rows", "radii", "rdro_radii", "rdro_gammas", "gammas", "mt_radii",
                 "gamma_scale", "fast_cp", "n_jobs", "backend", "scheduler", "seed", "preset", "command", "generated",
-                "load_average", "commit")
+                "load_average", "commit", "environment")
 _RUN_KEYS = ("name", "sizes", "n_rows_used", "cv_seconds", "test_seconds", "n_cv_fits", "seconds", "error", "notes")
 
 

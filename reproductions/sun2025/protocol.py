@@ -94,6 +94,7 @@ class Config:
     generated: str = ""                      # set at the end of the run (reproductions.runtime.stamp)
     load_average: str = ""
     commit: str = ""
+    environment: str = ""
 
     @property
     def scenarios(self) -> list:
