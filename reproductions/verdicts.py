@@ -21,6 +21,9 @@ The verdict, decided before looking at the numbers (:meth:`ClaimTest.verdict`):
   data sets the published ``|A - B|`` is at least our detectable difference);
 * **not testable at this size**: neither, and the paper's differences are below what this run can detect on most data
   sets (more splits are needed: the paper's protocol has 100).
+
+Where the paper publishes no per-data-set differences (sun2025: box plots only) detectability cannot be judged, and
+a claim neither direction supports is *not reproduced*.
 """
 
 from __future__ import annotations
@@ -124,7 +127,9 @@ class ClaimTest:
         if self.wilcoxon_worse < ALPHA:
             return "contradicted"
         share = self.detectable_share()
-        return "not reproduced" if np.isfinite(share) and share >= 0.5 else "not testable at this size"
+        if not np.isfinite(share):           # no per-data-set effect published: the run is the paper's test itself
+            return "not reproduced"
+        return "not reproduced" if share >= 0.5 else "not testable at this size"
 
     def sentence(self) -> str:
         """The verdict with its evidence, in one sentence."""
@@ -199,16 +204,18 @@ DATASET_HEADERS = ["data set", "ours A - B, points [95% CI]", "effect d_z", "p (
                    "detectable, points", "paper A - B, points"]
 
 
-def render(tests: Sequence[ClaimTest]) -> str:
-    """A report's verdict block: the rule, the claims' table, a sentence per claim, per-data-set tables folded."""
+def render(tests: Sequence[ClaimTest], quantity: str = "test error", pairs: str = "splits") -> str:
+    """A report's verdict block: the rule, the claims' table, a sentence per claim, per-data-set tables folded.
+    ``quantity``: what A and B are compared on (lower is better); ``pairs``: what a data set's paired values are."""
     from reproductions.report import md_table
-    lines = ["Each claim: A has a lower mean test error than B.  Rule (decided before the numbers; "
+    lines = [f"Each claim: A has a lower mean {quantity} than B.  Rule (decided before the numbers; "
              "`reproductions/verdicts.py`): *reproduced* when the one-sided Wilcoxon signed-rank test over data sets "
              f"finds A better at p < {ALPHA} (Holm over this table's claims), *contradicted* when it finds B better, "
              f"otherwise *not reproduced* when the paper's differences are detectable at this size (our detectable "
              f"difference, at power {POWER}, at most the paper's |A - B| on at least half of the data sets) and *not "
-             "testable at this size* when they are not.  Per data set: paired differences over the splits, their 95% "
-             "confidence intervals and one-sided paired t-tests Holm-adjusted over the data sets.", "",
+             "testable at this size* when they are not.  Per data set: paired differences over the "
+             f"{pairs}, their 95% confidence intervals and one-sided paired t-tests Holm-adjusted over the data sets.",
+             "",
              md_table(CLAIM_HEADERS, claims_table(tests), "lrrrrrl"), ""]
     lines += [f"- {t.claim}: {t.sentence()}" for t in tests]
     for t in tests:

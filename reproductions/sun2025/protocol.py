@@ -46,7 +46,7 @@ DEFAULT_OUT = RESULTS / "sun2025"
 PRESETS = {
     "default": {"datasets": tuple(d for d in DATASETS if d != "audiology"), "rho_means": (0.6, 0.9),
                 "weights": ("integer",), "thetas": (0.5, 0.8, 0.9, 0.99), "folds": 3, "n_sets": 1000,
-                "unexpected": False},
+                "unexpected": True},
     "full": {"datasets": DATASETS, "rho_means": PAPER_RHO_MEANS, "weights": ("integer", "decimal"),
              "thetas": PAPER_THETAS, "folds": 5, "n_sets": 5000, "unexpected": True},
 }
@@ -82,6 +82,7 @@ class Config:
     thetas: Tuple[float, ...]
     folds: int
     unexpected: bool
+    method_runtime: bool = True              # the graph vs the cutting plane on the chosen weighted models
     radii: Tuple[float, ...] = UNIT_RADII
     lambdas: Tuple[float, ...] = LASSO_LAMBDAS
     n_jobs: int = 2
@@ -120,7 +121,10 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> Config:
     ap.add_argument("--thetas", nargs="+", type=float, default=None, help="theta grid of the weighted model")
     ap.add_argument("--folds", type=int, default=None, help="CV folds")
     ap.add_argument("--unexpected", action=argparse.BooleanOptionalAction, default=None,
-                    help="also the paper's 7 unexpected-shift scenarios (default: on with --full only)")
+                    help="also the paper's 7 unexpected-shift scenarios (default: on)")
+    ap.add_argument("--method-runtime", action=argparse.BooleanOptionalAction, default=True,
+                    help="refit each chosen weighted model (integer weights) with method='graph' and "
+                         "'cutting_plane', timed (the paper's runtime claim; default: on)")
     ap.add_argument("--radii", nargs="+", type=float, default=list(UNIT_RADII), help="unit DRO radius grid")
     ap.add_argument("--lambdas", nargs="+", type=float, default=list(LASSO_LAMBDAS), help="lasso lambda grid")
     ap.add_argument("--n-jobs", type=int, default=2, help="parallel CV fits (joblib n_jobs)")
@@ -138,7 +142,8 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> Config:
                   n_sets=int(pick(args.n_sets, "n_sets")), rho_means=tuple(pick(args.rho_means, "rho_means")),
                   weights=tuple(dict.fromkeys(pick(args.weights, "weights"))),
                   thetas=tuple(pick(args.thetas, "thetas")), folds=int(pick(args.folds, "folds")),
-                  unexpected=bool(pick(args.unexpected, "unexpected")), radii=tuple(args.radii),
+                  unexpected=bool(pick(args.unexpected, "unexpected")), method_runtime=bool(args.method_runtime),
+                  radii=tuple(args.radii),
                   lambdas=tuple(args.lambdas), n_jobs=args.n_jobs, backend=args.backend, seed=args.seed,
                   preset="full" if args.full else "default", quiet=args.quiet, verbose=args.verbose,
                   command=command_line(__package__, argv))
@@ -293,6 +298,7 @@ class RhoRun:
     report: Optional[dk.RobustnessReport] = None
     eval_seconds: float = 0.0
     error: str = ""                                        # error of the evaluation
+    methods: Dict[str, dict] = field(default_factory=dict)  # graph vs cutting plane (methods_runtime.compare_methods)
 
 
 @dataclass
@@ -364,6 +370,11 @@ def run_rho(data: DatasetRun, mean: float, cfg: Config, log: Progress) -> RhoRun
             f"{chosen.refit_seconds:.1f} s, {chosen.status}]")
     if not run.weighted:
         return run
+    if cfg.method_runtime and "integer" in run.weighted:
+        from reproductions.sun2025.methods_runtime import compare_methods
+        run.methods = compare_methods(run.weighted["integer"].model, split.X_train, split.y_train)
+        log(f"{split.name}: rho mean {mean:g}: graph vs cutting plane: " + ", ".join(
+            f"{m} {v['seconds']:.2f} s" if "seconds" in v else f"{m} failed" for m, v in run.methods.items()))
     start = time.perf_counter()
     models = {name: s.model for name, s in data.selected(run).items()}
     try:

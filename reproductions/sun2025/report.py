@@ -7,7 +7,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import List, Optional, Sequence
 
-from reproductions.report import md_table
+from reproductions.report import kept_discussion, md_table
+from reproductions.sun2025.methods_runtime import runtime_section
+from reproductions.sun2025.statistics import verdict_section as statistics_section
 from reproductions.runtime import cpu_count
 from reproductions.runtime import versions as common_versions
 from reproductions.sun2025.protocol import LASSO_LAMBDAS, PRESETS, UNIT_RADII, Config, DatasetRun, Selected
@@ -181,12 +183,17 @@ def write_report(runs: Sequence[DatasetRun], cfg: Config, seconds: float) -> Pat
     summary.to_csv(out / "summary.csv", index=False)
     relative.to_csv(out / "relative.csv", index=False)
     cv_frame(runs).to_csv(out / "cv.csv", index=False)
-    per_set_frame(runs).to_csv(out / "per_set.csv.gz", index=False, float_format="%.10g")
+    per_set_frame(runs).to_csv(out / "per_set.csv.gz", index=False, float_format="%.10g")   # (every score)
 
-    parts = [header(cfg, seconds), "## Verdict", "", verdict_section(relative, summary, failures(runs)), ""]
+    readme = out / "README.md"
+    discussion = kept_discussion(readme)
+    per_set = per_set_frame(runs)
+    parts = [header(cfg, seconds), "## Verdicts from statistics", "", statistics_section(per_set), "",
+             "## Counts and extremes (descriptive)", "", verdict_section(relative, summary, failures(runs)), ""]
     extra = unexpected_verdict(relative)
     if extra:
         parts += ["### Unexpected shifts (wins of weighted DRO per scenario)", "", extra, ""]
+    parts += ["## Discussion", "", discussion, ""]
     parts += ["## Summary across datasets (expected shift)", "",
               "Relative difference of weighted DRO against each baseline; positive = weighted DRO better.", "",
               summary_section(relative), "", "## Per dataset", "",
@@ -198,6 +205,12 @@ def write_report(runs: Sequence[DatasetRun], cfg: Config, seconds: float) -> Pat
     parts += ["## Runtime", "", md_table(["dataset", "seconds", "unit DRO CV + refit", "lasso CV + refit",
                                           "weighted DRO CV + refit", "scoring the sets"],
                                          [runtime_row(d) for d in runs]), ""]
+    measured = [(d.name, r.mean, r.methods) for d in runs for r in d.rhos if r.methods]
+    if measured:
+        parts += ["## The runtime claim: graph formulation vs cutting plane, inside drokit", "",
+                  "Each chosen weighted model (integer weights) refitted on the training rows by `method=\"graph\"` "
+                  "and `method=\"cutting_plane\"` (reproductions/sun2025/methods_runtime.py), one BLAS thread.", "",
+                  runtime_section(measured), ""]
     parts += ["## Files", "",
               "- `summary.csv`: one row per (dataset, rho mean, scenario, model): chosen hyper-parameter, "
               "CV ACE, times, status, and mean / worst / std / nominal of ACE, AUC, accuracy, log-loss.",
@@ -206,7 +219,8 @@ def write_report(runs: Sequence[DatasetRun], cfg: Config, seconds: float) -> Pat
               "- `relative.csv`: the relative differences against each baseline and the paired win fraction "
               "(`*_wins`: the share of sets on which weighted DRO is better on the same set).",
               "- `cv.csv`: every CV combination (mean CV ACE, fit time, failed fits).",
-              "- `figures/`: box plots per dataset.", ""]
-    readme = out / "README.md"
+              "- `figures/`: box plots per dataset.",
+              "- `provenance.json`: the commit, date, machine, command, wall time and source files of the run "
+              "(`python -m reproductions.freshness` says whether the report is current).", ""]
     readme.write_text("\n".join(parts))
     return readme
