@@ -33,6 +33,7 @@ class RunOptions:
     verbose: bool = False
     command: str = ""
     render_only: bool = False
+    resume: bool = False                     # reuse the saved units of an interrupted run (reproductions.checkpoint)
     generated: str = ""                      # UTC time of the run (set by main; kept by --render-only)
     load_average: str = ""                   # the machine's 1/5/15-minute load when the run ended
     commit: str = ""                         # the git commit of the run ("+dirty": uncommitted changes)
@@ -77,7 +78,7 @@ def protocol_options(args: argparse.Namespace, presets: Mapping[str, Mapping[str
                    folds=int(pick(args.folds, "folds")), max_rows=int(pick(args.max_rows, "max_rows")),
                    n_jobs=args.n_jobs, backend=args.backend,
                    scheduler=args.scheduler, seed=args.seed, preset=name, quiet=args.quiet, verbose=args.verbose,
-                   command=command_line(package, argv), render_only=args.render_only)
+                   command=command_line(package, argv), render_only=args.render_only, resume=args.resume)
     return options, pick
 
 
@@ -94,6 +95,9 @@ def add_run_arguments(ap: argparse.ArgumentParser, *, seed: int, default_out: Pa
     ap.add_argument("--render-only", action="store_true",
                     help="rewrite <out>/README.md from the errors.csv, cv.csv and run.json of an earlier run "
                          "(no fits; the other options are taken from run.json)")
+    ap.add_argument("--resume", action="store_true",
+                    help="take the data sets an interrupted run of the same protocol finished (saved in "
+                         "<out>/partial/) instead of running them again")
     ap.add_argument("--verbose", action="store_true", help="also the sweeps' per-fit progress lines")
     ap.add_argument("--quiet", action="store_true", help="no progress output")
 

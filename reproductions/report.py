@@ -17,6 +17,7 @@ from typing import Callable, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 import pandas as pd
 
+from reproductions.checkpoint import Checkpoints
 from reproductions.runtime import Progress, dask_session, environment, stamp
 
 
@@ -164,16 +165,19 @@ def load_run(out: Path, config_cls) -> Tuple[dict, object, pd.DataFrame, pd.Data
     return record, cfg, errors, cv
 
 
-def execute(cfg, log: Progress, run_all: Callable[[], List[object]],
+def execute(cfg, log: Progress, run_all: Callable[[Checkpoints], List[object]],
             write_report: Callable[[Sequence[object], object, float], Path]) -> RunResult:
-    """Run ``run_all()`` (on one dask cluster with ``--backend dask``), stamp ``cfg``, write the report."""
+    """Run ``run_all(checkpoints)`` (on one dask cluster with ``--backend dask``; each finished unit saved,
+    ``--resume`` reuses them: :mod:`reproductions.checkpoint`), stamp ``cfg``, write the report."""
     start = time.perf_counter()
+    checkpoints = Checkpoints(cfg, getattr(cfg, "resume", False), log)
     with dask_session(cfg):
-        runs = run_all()
+        runs = run_all(checkpoints)
     seconds = time.perf_counter() - start
     stamp(cfg)
     readme = write_report(runs, cfg, seconds)
     record_provenance(cfg, seconds)
+    checkpoints.clear()
     log(f"report written to {readme} ({seconds / 60:.1f} min)")
     return RunResult(readme=readme, config=cfg, runs=runs, seconds=seconds)
 

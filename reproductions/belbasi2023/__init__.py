@@ -141,4 +141,4 @@ def main(argv: Optional[Sequence[str]] = None) -> RunResult:
     log(f"{len(cfg.datasets)} data set(s) x {list(cfg.variants)} x {list(cfg.losses)}, {cfg.splits} splits, "
         f"{cfg.folds} folds, max rows {cfg.max_rows or 'all'}, n_jobs {cfg.n_jobs} ({cfg.backend}); not shipped "
         f"with drokit: {', '.join(NOT_SHIPPED)} and the regression sets of Tables 5-7")
-    return execute(cfg, log, lambda: run_all(cfg, log), write_report)
+    return execute(cfg, log, lambda saved: run_all(cfg, log, saved), write_report)

@@ -3,6 +3,7 @@ configuration, the candidates and their shared fits, the CV sweep, the selection
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass, field
 from typing import ClassVar, Dict, List, NamedTuple, Optional, Sequence, Tuple
@@ -349,12 +350,15 @@ def _test_errors(X, y, plans: List[SplitPlan], chosen: pd.DataFrame, cfg: Config
                  "fit_seconds", "status", "fit_error", "n_train", "n_test"]]
 
 
-def run_all(cfg: Config, log: Progress) -> List[VariantRun]:
-    """Every (data set, variant) of ``cfg``, data sets loaded once."""
+def run_all(cfg: Config, log: Progress, saved=None) -> List[VariantRun]:
+    """Every (data set, variant) of ``cfg``, data sets loaded once; ``saved``: a
+    :class:`~reproductions.checkpoint.Checkpoints` (each (data set, variant) saved as it ends, reused on ``--resume``)."""
     runs = []
     for name in cfg.datasets:
         X, y = load_belbasi2023(name)
         N, Mx, Mz, K = dataset_sizes(X)
         log(f"{name}: N={N}, M_x={Mx}, M_z={Mz}, K={K}")
-        runs += [run_variant(name, variant, X, y, cfg, log) for variant in cfg.variants]
+        for variant in cfg.variants:
+            work = functools.partial(run_variant, name, variant, X, y, cfg, log)
+            runs.append(work() if saved is None else saved.run(f"{name}-{variant}", work))
     return runs

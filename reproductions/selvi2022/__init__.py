@@ -138,4 +138,5 @@ def main(argv: Optional[Sequence[str]] = None) -> RunResult:
     log(f"{len(cfg.datasets)} data set(s), {cfg.splits} splits, {cfg.folds} folds, max rows "
         f"{cfg.max_rows or 'all'}, n_jobs {cfg.n_jobs} ({cfg.backend}); not shipped with drokit: "
         f"{', '.join(NOT_SHIPPED)}; PI not run")
-    return execute(cfg, log, lambda: [run_dataset(name, cfg, log) for name in cfg.datasets], write_report)
+    return execute(cfg, log, lambda saved: saved.run_all(cfg.datasets, lambda name: run_dataset(name, cfg, log)),
+                   write_report)

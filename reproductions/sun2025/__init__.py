@@ -119,8 +119,8 @@ Run
 ---
 ``python -m reproductions.sun2025 [--full] [--datasets NAME ...] [--out DIR] [--n-sets K]
 [--rho-means M ...] [--weights integer|decimal|exact ...] [--thetas T ...] [--folds K] [--n-jobs J]
-[--backend loky|dask|...] [--seed S] [--[no-]unexpected] [--radii R ...] [--lambdas L ...] [--verbose]
-[--quiet]``.  Writes ``<out>/README.md``, ``<out>/figures/*.png``, ``<out>/summary.csv`` (one row per
+[--backend loky|dask|...] [--seed S] [--[no-]unexpected] [--[no-]method-runtime] [--resume] [--radii R ...]
+[--lambdas L ...] [--verbose] [--quiet]``.  Writes ``<out>/README.md``, ``<out>/figures/*.png``, ``<out>/summary.csv`` (one row per
 dataset, rho mean, scenario and model), ``<out>/per_set.csv.gz`` (every score of every perturbed set),
 ``<out>/relative.csv`` and ``<out>/cv.csv``.  Progress goes to stderr (``--quiet`` silences it).
 """
@@ -130,6 +130,7 @@ from __future__ import annotations
 import time
 from typing import Optional, Sequence
 
+from reproductions.checkpoint import Checkpoints
 from reproductions.report import RunResult, record_provenance
 from reproductions.runtime import Progress, stamp
 from reproductions.sun2025.protocol import parse_args, run_dataset
@@ -144,10 +145,12 @@ def main(argv: Optional[Sequence[str]] = None) -> RunResult:
         f"thetas {list(cfg.thetas)}, {cfg.folds} folds, {cfg.n_sets} sets, scenarios "
         f"{'paper (8)' if cfg.unexpected else 'expected'}, n_jobs {cfg.n_jobs} ({cfg.backend})")
     start = time.perf_counter()
-    runs = [run_dataset(name, cfg, log) for name in cfg.datasets]
+    saved = Checkpoints(cfg, cfg.resume, log)
+    runs = saved.run_all(cfg.datasets, lambda name: run_dataset(name, cfg, log))
     seconds = time.perf_counter() - start
     stamp(cfg)
     readme = write_report(runs, cfg, seconds)
     record_provenance(cfg, seconds)
+    saved.clear()
     log(f"report written to {readme} ({seconds / 60:.1f} min)")
     return RunResult(readme=readme, config=cfg, runs=runs, seconds=seconds)

@@ -83,6 +83,7 @@ class Config:
     folds: int
     unexpected: bool
     method_runtime: bool = True              # the graph vs the cutting plane on the chosen weighted models
+    resume: bool = False                     # reuse the data sets an interrupted run saved (reproductions.checkpoint)
     radii: Tuple[float, ...] = UNIT_RADII
     lambdas: Tuple[float, ...] = LASSO_LAMBDAS
     n_jobs: int = 2
@@ -130,6 +131,9 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> Config:
     ap.add_argument("--n-jobs", type=int, default=2, help="parallel CV fits (joblib n_jobs)")
     ap.add_argument("--backend", default="loky", help="joblib backend of the CV: loky, dask, threading, ...")
     ap.add_argument("--seed", type=int, default=SEED, help="seed of the split, rho draws, CV folds and sets")
+    ap.add_argument("--resume", action="store_true",
+                    help="take the data sets an interrupted run of the same protocol finished (saved in "
+                         "<out>/partial/) instead of running them again")
     ap.add_argument("--verbose", action="store_true", help="also the CV sweeps' per-fit progress lines")
     ap.add_argument("--quiet", action="store_true", help="no progress output")
     args = ap.parse_args(argv)
@@ -143,6 +147,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> Config:
                   weights=tuple(dict.fromkeys(pick(args.weights, "weights"))),
                   thetas=tuple(pick(args.thetas, "thetas")), folds=int(pick(args.folds, "folds")),
                   unexpected=bool(pick(args.unexpected, "unexpected")), method_runtime=bool(args.method_runtime),
+                  resume=bool(args.resume),
                   radii=tuple(args.radii),
                   lambdas=tuple(args.lambdas), n_jobs=args.n_jobs, backend=args.backend, seed=args.seed,
                   preset="full" if args.full else "default", quiet=args.quiet, verbose=args.verbose,
