@@ -97,6 +97,20 @@ def test_not_applied_where_it_does_not_hold():
     assert critical_point(inst) is None                                       # piecewise-affine: not this argument
 
 
+def test_immutable_feature_alike_in_both_classes_adds_nothing():
+    """An immutable feature with the same level distribution in both classes moves nothing in the plan: the critical
+    radius is that of the data without it (it was NaN: inf x 0 level costs), with no RuntimeWarning."""
+    import warnings
+    X, y = _data()
+    doubled = pd.concat([X.assign(c="s"), X.assign(c="t")], ignore_index=True)
+    doubled["c"] = pd.Categorical(doubled["c"])
+    categorical = dk.MismatchCost(weights={"a": 0.7, "b": 1.3, "c": np.inf})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        rc = _r_crit(doubled, pd.concat([y, y], ignore_index=True), _metric(categorical))
+    assert rc == pytest.approx(_r_crit(X, y, _metric()), rel=1e-12)
+
+
 def test_cv_default_path_stops_beyond_the_critical_radius():
     from drokit.model_selection.criteria import default_radii
     from drokit.model_selection.cv_estimators import CRITICAL_CAP

@@ -185,7 +185,10 @@ def critical_plans(inst: DROInstance, sums: ClassSums, k: float):
         with np.errstate(invalid="ignore", divide="ignore"):
             R = np.where(P_s[:, None] > 0, plan / P_s[:, None], 0.0)     # level a -> distribution over b
         U = (1.0 - np.eye(levels)) if units is None else units
-        level_cost = (0.0 if delta[l] == 0 else delta[l]) * (R * U).sum(axis=1)
+        moved = (R * U).sum(axis=1)                      # an immutable feature (delta inf) moves nothing here
+        level_cost = np.zeros(levels)
+        if delta[l] != 0:
+            level_cost[moved > 0] = delta[l] * moved[moved > 0]
         transport += float(P_s @ level_cost)
         spreads.append(R)
         level_costs.append(level_cost)
