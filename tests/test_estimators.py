@@ -170,6 +170,32 @@ def test_fitted_estimator_pickles_and_predicts_the_same():
     np.testing.assert_array_equal(again.predict(df), clf.predict(df))
 
 
+def _numeric_frame(n=120, seed=4):
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame({"a": rng.normal(size=n), "b": rng.normal(size=n),
+                      "c": pd.Categorical(rng.choice(["u", "v", "w"], size=n))})
+    y = np.where(X["a"] - 0.5 * X["b"] + (X["c"] == "u") + rng.normal(size=n) > 0, 1, 0)
+    return X, y
+
+
+@pytest.mark.parametrize("make,columns", [
+    (lambda: dk.DROClassifier(ambiguity=dk.Wasserstein(radius=0.1), method="cutting_plane"), ["a", "b", "c"]),
+    (lambda: dk.DROClassifier(ambiguity=dk.Wasserstein(radius=0.1), method="closed_form"), ["a", "b"]),
+    (lambda: dk.DROClassifier(ambiguity=dk.OTMoment(radius=0.1, exponent=1)), ["a", "b", "c"]),
+], ids=["cutting_plane", "closed_form", "ot_moment"])
+def test_every_driver_fit_pickles_with_its_program(make, columns):
+    """A fitted model pickles whatever method fitted it (its result keeps the final master or the function that
+    builds it: a module-level function with its arguments, not a closure) and the copy predicts the same and
+    rebuilds the same program."""
+    X, y = _numeric_frame()
+    X = X[columns] if "c" in columns else X[columns].to_numpy()
+    est = make().fit(X, y)
+    again = pickle.loads(pickle.dumps(est))
+    np.testing.assert_array_equal(again.decision_function(X), est.decision_function(X))
+    if est.result_.method != "mot":                      # an OT-with-moment fit keeps no program to export
+        assert again.result_.conic_program().n_variables == est.result_.conic_program().n_variables
+
+
 def test_estimator_in_pipeline_and_cross_validation():
     rng = np.random.default_rng(3)
     X = rng.normal(size=(30, 3))

@@ -9,6 +9,8 @@ rows; the logistic model also goes to the structured barrier solver (:mod:`droki
 
 from __future__ import annotations
 
+import functools
+
 from typing import Optional
 
 import numpy as np
@@ -44,7 +46,7 @@ def compile_closed_form(inst: DROInstance, max_configurations: int = 0) -> Compi
     else:
         why = ("all features numerical (regression): the DRO problem equals mean L(f - y) + "
                "eps*lip*max(||Gamma^-1 beta_x||_*, 1/kappa) (belbasi2023 Lemmas 2-3; note D2 item 4)")
-    return CompiledProgram(lambda: build_dual_program(inst, rows), "closed_form", why, rows.size)
+    return CompiledProgram(functools.partial(build_dual_program, inst, rows), "closed_form", why, rows.size)
 
 
 def _no_mutable_categorical(inst: DROInstance, max_configurations: int) -> Optional[str]:

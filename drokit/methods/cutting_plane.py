@@ -10,6 +10,8 @@ structured path needs only the loss's value and derivatives).
 
 from __future__ import annotations
 
+import functools
+
 from typing import Optional
 
 from ..reformulations.dual import CompiledProgram, build_dual_program
@@ -31,7 +33,7 @@ def compile_cutting_plane(inst: DROInstance, max_configurations: int = MAX_CONFI
     # n_rows: the first master's rows; the solve reports the final master's working set.  The program is built
     # when first asked for: a fit certified by phase 1 or the barrier master never needs it (a loss compiled by
     # tangents: 0.6-0.7 s of a 2.5 s fit at N = 10,000)
-    return CompiledProgram(lambda: build_dual_program(inst, rows), "cutting_plane", why, rows.size,
+    return CompiledProgram(functools.partial(build_dual_program, inst, rows), "cutting_plane", why, rows.size,
                            info={"max_configurations": max_configurations})
 
 

@@ -11,6 +11,8 @@ bound on the worst-case risk: the exact problem is NP-hard (Prop. 18).
 
 from __future__ import annotations
 
+import functools
+
 from typing import Optional
 
 import numpy as np
@@ -47,7 +49,8 @@ def compile_intersection(inst: IntersectionInstance, max_configurations: int = 0
     """The static program of ``inst`` (built on first use: the driver's cutting plane builds its own masters)."""
     args = program_arguments(inst)
     n_rows = intersection_rows(args["y"], args["y_aux"], args["kappa"])[0].size
-    return CompiledProgram(lambda: build_intersection_program(**args, fit_intercept=inst.training.fit_intercept),
+    return CompiledProgram(functools.partial(build_intersection_program, **args,
+                                             fit_intercept=inst.training.fit_intercept),
                            "intersection", REASON, n_rows)
 
 

@@ -12,6 +12,8 @@ round by round (a cutting plane) and certifies each model by its exact worst-cas
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..instance import MOTInstance
@@ -46,7 +48,7 @@ def mot_program(inst: MOTInstance, rows):
 def compile_mot(inst: MOTInstance, max_configurations: int = MONOLITHIC_AUTO_LIMIT) -> CompiledProgram:
     """The first program of the MOT-DRO cutting plane (built when first asked for); ``info["rows"]`` its rows."""
     rows = first_rows(inst, max_configurations)
-    return CompiledProgram(lambda: mot_program(inst, rows), "mot", REASON, rows.size, info={"rows": rows})
+    return CompiledProgram(functools.partial(mot_program, inst, rows), "mot", REASON, rows.size, info={"rows": rows})
 
 
 MOT = register_method(

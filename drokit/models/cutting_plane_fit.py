@@ -7,6 +7,7 @@ or an uncertified stop (round limit, time limit, interrupt)."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import warnings
 
 import numpy as np
@@ -135,7 +136,7 @@ class CuttingPlaneFit:
         from ..reformulations.dual import build_dual_program
         first, structured, inst = out.phase_one, out.structured, self.instance
         rows = out.working_rows
-        self.compiled.program = lambda: build_dual_program(inst, rows)
+        self.compiled.program = functools.partial(build_dual_program, inst, rows)   # picklable
         self.compiled.n_rows = int(rows.size)
         primal = {"coef": coef.copy(), "lambda": np.array([out.lam]), "s": np.asarray(out.s, dtype=float).copy()}
         if inst.fit_intercept:
