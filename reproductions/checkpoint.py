@@ -60,8 +60,13 @@ class Checkpoints:
             self.log(f"{unit}: taken from {path} (--resume)")
             return pickle.loads(path.read_bytes())
         result = work()
+        try:
+            data = pickle.dumps(result)
+        except (pickle.PicklingError, AttributeError, TypeError) as exc:     # the run goes on, unsaved
+            self.log(f"{unit}: not saved for --resume ({type(exc).__name__}: {exc})")
+            return result
         tmp = path.with_suffix(".tmp")
-        tmp.write_bytes(pickle.dumps(result))
+        tmp.write_bytes(data)
         tmp.replace(path)                   # a unit is saved whole or not at all
         return result
 

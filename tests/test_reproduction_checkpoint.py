@@ -94,3 +94,11 @@ def test_execute_clears_the_partial_results(tmp_path):
     assert seen["partial"] and [r["unit"] for r in seen["runs"]] == ["a", "b", "c"]
     assert not (tmp_path / FOLDER).exists() and (tmp_path / "provenance.json").is_file()
     assert result.readme == tmp_path / "README.md"
+
+
+def test_a_unit_that_does_not_pickle_is_run_not_saved(tmp_path):
+    cfg = _Cfg(tmp_path, datasets=("a",))
+    logged = []
+    result = Checkpoints(cfg, resume=False, log=logged.append).run("a", lambda: (lambda: 1))
+    assert callable(result) and not (tmp_path / FOLDER / "a.pkl").exists()
+    assert logged and "not saved" in logged[0]
