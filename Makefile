@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 DOCS_STAMP := $(VENV)/.docs-installed
 
-.PHONY: venv demo test bench docs clean
+.PHONY: venv demo test bench docs reproductions freshness clean
 
 CORE_STAMP := $(VENV)/.core-installed
 
@@ -46,6 +46,18 @@ bench: $(STAMP)
 # the site goes to site/; the code blocks of the pages are executed by tests/test_docs_snippets.py (make test)
 docs: $(DOCS_STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict -d site
+
+# the three reproduction reports at their default presets, regenerated from a clean checkout (about 1.5 h on 2 cores;
+# --full: hours to days, on Dask with --backend dask --scheduler ADDRESS, resumable with --resume), then the banners
+reproductions: $(STAMP)
+	$(BIN)/python -m reproductions.sun2025
+	$(BIN)/python -m reproductions.belbasi2023
+	$(BIN)/python -m reproductions.selvi2022
+	$(BIN)/python -m reproductions.freshness --mark
+
+# which committed reports are current (their run's commit against the code they loaded)
+freshness: $(STAMP)
+	$(BIN)/python -m reproductions.freshness
 
 clean:
 	rm -rf $(VENV) .pytest_cache build site *.egg-info
