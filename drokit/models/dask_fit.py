@@ -211,11 +211,16 @@ def bound_parts(estimator, problem, X, y, sample_weight=None, client=None, folds
 
 
 def close_parts(parts) -> None:
-    """The partitions' memory freed (the fits are over)."""
+    """The partitions' memory freed (the fits are over): each actor collects on its worker; partitions held in this
+    process are collected once, not once each."""
+    local = isinstance(parts, LocalParts)
     try:
-        parts.call("close")
+        parts.call("close", collect=not local)
     except Exception:          # a lost worker: its memory is gone with it
         pass
+    if local:
+        import gc
+        gc.collect()
 
 
 def fit_bound_parts(estimator, parts, schema, classes, t0: float):

@@ -467,14 +467,16 @@ class PartitionFit:
         """The partition's bound samples (global probabilities): a small fit finishes in memory from them."""
         return widened_instance(self.cold)
 
-    def close(self) -> None:
+    def close(self, collect: bool = True) -> None:
         """Everything freed (the fit is over): the worker's memory is back before the next fit's partitions arrive,
-        whenever the actor itself is collected."""
+        whenever the actor itself is collected.  ``collect``: run the garbage collector here (an actor on its worker);
+        partitions held in one process are closed without it and collected once by the caller."""
         self._reset_fit_state()
         DERIVED.forget(self)
         self.cold = self.full = None
-        import gc
-        gc.collect()
+        if collect:
+            import gc
+            gc.collect()
 
     def best_maxima(self) -> np.ndarray:
         """The per-sample maxima at the best point (in the partition's sample order)."""
