@@ -32,8 +32,9 @@ from typing import List, Optional, Sequence
 
 #: the repository root
 ROOT = Path(__file__).resolve().parents[1]
-#: the committed reports, by paper
-REPORTS = {name: ROOT / "docs" / "results" / name for name in ("selvi2022", "belbasi2023", "sun2025")}
+#: the committed reports, by folder name (a paper, or a variant of its protocol such as belbasi2023-normalized)
+REPORTS = {folder.name: folder for folder in sorted((ROOT / "docs" / "results").iterdir())
+           if (folder / "README.md").is_file()}
 #: folders whose loaded modules a run records as its dependencies
 SOURCE_FOLDERS = ("drokit", "reproductions", "benchmarks")
 #: modules that only write reports or parse options: their changes change no number
