@@ -92,6 +92,16 @@ class ShiftedSets:
         self._levels = schema.levels.astype(np.int64)
         self._columns = [self._column_builder(j) for j in range(len(schema.feature_names))]
 
+    def __getstate__(self) -> dict:
+        """Pickled without the column builders (closures over this object's arrays), rebuilt on loading."""
+        state = self.__dict__.copy()
+        state.pop("_columns", None)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._columns = [self._column_builder(j) for j in range(len(self._schema.feature_names))]
+
     def __len__(self) -> int:
         return self.n_sets
 
