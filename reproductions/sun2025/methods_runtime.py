@@ -14,12 +14,9 @@ not drokit's.
 from __future__ import annotations
 
 import time
-from typing import Dict, List, Sequence
+from typing import Dict
 
-import numpy as np
 from sklearn.base import clone
-
-from reproductions.report import md_table
 
 METHODS = ("graph", "cutting_plane")
 #: seconds a refit may take (drokit's ``time_limit``): a slower one is reported as "> TIME_LIMIT s"
@@ -54,36 +51,4 @@ def compare_methods(model, X, y, time_limit: float = TIME_LIMIT, graph_max_rows:
     return out
 
 
-def runtime_section(rows: Sequence[tuple]) -> str:
-    """``rows = [(data set, rho mean, compare_methods(...))]``: the table and a summary sentence."""
-    body: List[List[str]] = []
-    ratios = []
-    for name, mean, measured in rows:
-        graph, plane = measured.get("graph", {}), measured.get("cutting_plane", {})
-        cells = [name, f"{mean:g}"]
-        for m in (graph, plane):
-            cells.append(m["error"] if "error" in m else f"{m['seconds']:.2f} ({m['status']})")
-        if "seconds" in graph and "seconds" in plane:
-            ratio = graph["seconds"] / plane["seconds"]
-            ratios.append(ratio)
-            diff = abs(graph["objective"] - plane["objective"]) / max(abs(plane["objective"]), 1e-2)
-            cells += [f"{ratio:.1f}x", f"{diff:.1e}"]
-        else:
-            cells += ["–", "–"]
-        body.append(cells)
-    if not body:
-        return "Not measured in this run."
-    table = md_table(["data set", "rho mean", "graph s (status)", "cutting plane s (status)", "graph / cutting plane",
-                      "objectives' rel. difference"], body, "lrllrr")
-    if not ratios:
-        return table + "\n\nNo pair of fits finished by both methods."
-    summary = (f"The graph formulation took {np.median(ratios):.1f}x the cutting plane's time (median over "
-               f"{len(ratios)} fits; range {min(ratios):.1f}-{max(ratios):.1f}x): inside drokit the claim \"the graph "
-               f"formulation is up to 408x faster than the cutting plane\" does not hold -- "
-               + ("the cutting plane is faster on every fit" if min(ratios) > 1 else
-                  f"the graph is faster on {sum(r < 1 for r in ratios)} of {len(ratios)} fits")
-               + ".  The paper's cutting plane is another implementation (an LP master re-solved by MOSEK each round).")
-    return table + "\n\n" + summary
-
-
-__all__ = ["compare_methods", "runtime_section", "METHODS"]
+__all__ = ["compare_methods", "METHODS", "TIME_LIMIT", "GRAPH_MAX_ROWS"]

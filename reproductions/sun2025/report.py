@@ -8,13 +8,13 @@ from pathlib import Path
 from typing import List, Optional, Sequence
 
 from reproductions.report import kept_discussion, md_table
-from reproductions.sun2025.methods_runtime import runtime_section
 from reproductions.sun2025.statistics import verdict_section as statistics_section
 from reproductions.runtime import cpu_count
 from reproductions.runtime import versions as common_versions
 from reproductions.sun2025.protocol import LASSO_LAMBDAS, PRESETS, UNIT_RADII, Config, DatasetRun, Selected
 from reproductions.sun2025.tables import (cv_frame, dataset_section, failures, per_set_frame, relative_frame,
-                                          summary_frame, summary_section, unexpected_verdict, verdict_section)
+                                          runtime_section, summary_frame, summary_section, unexpected_verdict,
+                                          verdict_section)
 
 # ============================================================================ figures
 def plot_dataset(data: DatasetRun, figures: Path) -> List[str]:
