@@ -53,9 +53,10 @@ def _git(*args: str) -> Optional[str]:
 
 
 def current_commit() -> tuple:
-    """``(commit hash or "", whether the working tree has uncommitted changes to tracked files)``."""
+    """``(commit hash or "", whether the source folders have uncommitted changes to tracked files)`` -- the run's own
+    outputs (the committed reports it rewrites) do not count."""
     commit = _git("rev-parse", "HEAD") or ""
-    status = _git("status", "--porcelain", "--untracked-files=no")
+    status = _git("status", "--porcelain", "--untracked-files=no", "--", *SOURCE_FOLDERS)
     return commit, bool(status)
 
 
