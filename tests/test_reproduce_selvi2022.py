@@ -193,3 +193,32 @@ def test_selvi2022_preprocessing():
     X, y = protocol.load_selvi2022("balance-scale")
     assert y.name == "class=R" and y.sum() == 288
     assert report.PUBLISHED["breast-cancer"].N == 277 and report.PUBLISHED["audiology"].marks["r-DRO k=1"] == "†‡"
+
+
+def test_dask_backend_and_resume_give_the_same_errors(run, tmp_path, monkeypatch):
+    """The protocol's sweeps on a Dask LocalCluster (``--backend dask``) give the loky run's test errors; a run that
+    crashed after its data set finished is resumed (``--resume``) from the saved data set without fitting again,
+    with the same errors."""
+    pytest.importorskip("distributed")
+    import reproductions.report as report_module
+    expected = pd.read_csv(run.readme.parent / "errors.csv")
+    on_dask = timed_main(selvi2022, [*ARGS[:-5], "--n-jobs", "2", "--backend", "dask", "--seed", "7", "--quiet"],
+                         tmp_path / "dask")
+    pd.testing.assert_frame_equal(pd.read_csv(on_dask.readme.parent / "errors.csv")[["model", "error"]],
+                                  expected[["model", "error"]])
+
+    def crash(*args, **kwargs):
+        raise KeyboardInterrupt("the report was not written")
+    with monkeypatch.context() as m:
+        m.setattr(report_module, "record_provenance", crash)
+        with pytest.raises(KeyboardInterrupt):
+            timed_main(selvi2022, ARGS, tmp_path / "resumed")
+    assert (tmp_path / "resumed" / "partial" / "hayes-roth.pkl").is_file()
+
+    def no_fit(*args, **kwargs):
+        raise AssertionError("a saved data set was fitted again")
+    monkeypatch.setattr(selvi2022, "run_dataset", no_fit)
+    resumed = timed_main(selvi2022, [*ARGS, "--resume"], tmp_path / "resumed")
+    pd.testing.assert_frame_equal(pd.read_csv(resumed.readme.parent / "errors.csv")[["model", "error"]],
+                                  expected[["model", "error"]])
+    assert not (tmp_path / "resumed" / "partial").exists()
