@@ -44,7 +44,7 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from benchmarks.bench_dask_fit import dask_table, header  # noqa: E402
+from benchmarks.bench_dask_fit import add_cluster_arguments, dask_table, header  # noqa: E402
 
 
 def _error(exc: Exception) -> str:
@@ -156,11 +156,7 @@ def main() -> None:
     ap.add_argument("--partitions", type=int, default=8)
     ap.add_argument("--radii", nargs="+", type=float, default=[0.01, 0.03, 0.1])
     ap.add_argument("--folds", type=int, default=3)
-    ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--memory-limit", default="2GB")
-    ap.add_argument("--memory-max", type=int, default=1_000_000, help="largest N also cross-validated in memory")
-    ap.add_argument("--seed", type=int, default=19)
-    ap.add_argument("--markdown", action="store_true")
+    add_cluster_arguments(ap, "largest N also cross-validated in memory")
     args = ap.parse_args()
     rows = run(args)
     print(header(args))

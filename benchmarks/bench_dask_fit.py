@@ -181,17 +181,22 @@ def markdown(rows: list) -> str:
     return "\n".join(out)
 
 
+def add_cluster_arguments(ap: argparse.ArgumentParser, memory_max_help: str) -> None:
+    """The options of the Dask benchmarks' cluster, in-memory comparison, seed and output."""
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--memory-limit", default="2GB")
+    ap.add_argument("--memory-max", type=int, default=1_000_000, help=memory_max_help)
+    ap.add_argument("--seed", type=int, default=19)
+    ap.add_argument("--markdown", action="store_true")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", nargs="+", type=int, default=[1_000_000])
     ap.add_argument("--partitions", type=int, default=8)
     ap.add_argument("--kappas", nargs="+", type=float, default=[float("inf"), 1.0])
     ap.add_argument("--radii", nargs="+", type=float, default=[0.01, 0.1])
-    ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--memory-limit", default="2GB")
-    ap.add_argument("--memory-max", type=int, default=1_000_000, help="largest N also fitted in memory")
-    ap.add_argument("--seed", type=int, default=19)
-    ap.add_argument("--markdown", action="store_true")
+    add_cluster_arguments(ap, "largest N also fitted in memory")
     args = ap.parse_args()
     rows = run(args)
     print(header(args))
