@@ -29,6 +29,7 @@ in-memory sweeps: here every fit is distributed over the partitions of the curre
 
 from __future__ import annotations
 
+import functools
 import time
 import warnings
 from numbers import Integral
@@ -146,9 +147,10 @@ def fit_cv_dask(cv_estimator, X, y, sample_weight=None):
                                                  folds.blocks)
             if candidates is None:
                 n_rows = int(sum(s[0] for s in parts.call("summary")))
+                sample = functools.lru_cache(maxsize=1)(lambda: _row_sample(client, X, n_rows, seed))
                 if radii is None:
-                    radii = _default_path(self, parts, client, X, n_rows, seed, critical_radius_of_parts)
-                scorer, name = _scorer(self, classifier, classes, client, X, n_rows, seed)
+                    radii = _default_path(self, parts, sample(), n_rows, seed, critical_radius_of_parts)
+                scorer, name = _scorer(self, classifier, classes, sample, n_rows, seed)
                 grid = {"radius": [float(r) for r in radii]}
                 if kappas is not None:
                     grid["kappa"] = kappas
@@ -212,11 +214,10 @@ def _candidate(cv_estimator, radius, kappa):
     return estimator
 
 
-def _default_path(cv_estimator, parts, client, X, n_rows: int, seed: int, critical_radius) -> np.ndarray:
+def _default_path(cv_estimator, parts, sample, n_rows: int, seed: int, critical_radius) -> np.ndarray:
     """The in-memory default path (:meth:`_DROCV._path`, :meth:`_DROCV._capped`) from a row sample and partition
     sums (module docstring)."""
     metric = cv_estimator._declared_ambiguity().get_params(deep=False).get("metric")
-    sample = _row_sample(client, X, n_rows, seed)
     radii = default_radii(cv_estimator.radii, sample, metric, categorical_features=cv_estimator.categorical_features,
                           seed=seed, n_rows=n_rows)
     if radii.size < 2:
@@ -225,14 +226,15 @@ def _default_path(cv_estimator, parts, client, X, n_rows: int, seed: int, critic
     return capped_path(radii, critical_radius(parts))
 
 
-def _scorer(cv_estimator, classifier: bool, classes, client, X, n_rows: int, seed: int):
-    """``(score, name)`` of the criterion on Dask (module docstring)."""
+def _scorer(cv_estimator, classifier: bool, classes, sample, n_rows: int, seed: int):
+    """``(score, name)`` of the criterion on Dask (module docstring); ``sample()``: the rows sampled for the default
+    validation radius (drawn once per fit, shared with the default path)."""
     criterion = cv_estimator.criterion
     if criterion == "worst_case":
         radius = cv_estimator.validation_radius
         if radius is None:
             metric = cv_estimator._declared_ambiguity().get_params(deep=False).get("metric")
-            radius = data_rule_of_thumb(_row_sample(client, X, n_rows, seed), metric,
+            radius = data_rule_of_thumb(sample(), metric,
                                         categorical_features=cv_estimator.categorical_features, seed=seed,
                                         n_rows=n_rows)
         return WorstCaseScorer(radius), f"-worst-case risk at radius {float(radius):.3g}"

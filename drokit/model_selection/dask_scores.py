@@ -163,7 +163,7 @@ class ShiftSums:
     of each partition's held-out rows drawn by :func:`drokit.simulate_shift` (seed ``seed + SHIFT_SEED_STRIDE *
     partition``), the sums of ``inner`` per copy; the value is the copies' scores' mean or worst."""
 
-    def __init__(self, inner, shift, partition_seed: bool = True):
+    def __init__(self, inner, shift):
         self.inner, self.shift = inner, shift            # shift: a ShiftScorer (model, n_sets, aggregate, seed)
         self.n_stats = inner.n_stats * shift.n_sets
 
