@@ -41,7 +41,7 @@ from ..schema import FeatureSchema
 from ..validation import as_1d, check_array_2d, check_target, class_labels, is_dataframe
 from .criteria import (CRITERIA, CRITICAL_CAP, LogLossScorer, ShiftScorer, WorstCaseScorer, capped_path,
                        check_criterion, check_radii, data_rule_of_thumb, default_radii)
-from .grid import resolve_scorer
+from .grid import nested_choice, resolve_scorer
 from .result import FitFailedError
 from .sweep import cross_validate_grid
 
@@ -182,10 +182,8 @@ class _DROCV:
                                     sample_weight=sample_weight)
         self._record_selection(sweep, radii, name)
         if self.refit:
-            chosen = {"ambiguity__radius": self.radius_}
-            if "kappa" in sweep.best_params_:
-                chosen["ambiguity__metric__label__kappa"] = self.kappa_
-            self._selected_ambiguity = self._chosen_ambiguity(chosen)
+            kappa = self.kappa_ if "kappa" in sweep.best_params_ else None
+            self._selected_ambiguity = self._chosen_ambiguity(nested_choice(self.radius_, kappa))
             try:
                 self._estimator_class.fit(self, X, y, sample_weight=sample_weight)
             finally:
@@ -242,7 +240,7 @@ class _DROCV:
                                    "n_samples": [result.n_samples], "n_draws": [result.n_draws],
                                    "moves": [result.moves]})
         if self.refit:
-            self._selected_ambiguity = self._chosen_ambiguity({"ambiguity__radius": self.radius_})
+            self._selected_ambiguity = self._chosen_ambiguity(nested_choice(self.radius_))
             try:
                 self._estimator_class.fit(self, X, y)
             finally:

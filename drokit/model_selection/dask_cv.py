@@ -45,7 +45,7 @@ from .criteria import ShiftScorer, WorstCaseScorer, capped_path, check_radii, da
 from .dask_scores import (ShiftSums, combined_scores, fold_numbers, held_out_sums, rows_of_fold, sum_score,
                           user_folds)
 from .execution import Progress
-from .grid import grid_candidates
+from .grid import grid_candidates, nested_choice
 from .result import FIT_RECORD_DEFAULTS, SweepResult, best_index, describe, fits_table, results_table, warn_failures
 
 #: rows sampled from the partitions for the default path's unit of distance ``d`` (and the worst-case criterion's
@@ -205,9 +205,7 @@ def _client(scheduler):
 
 def _candidate(cv_estimator, radius, kappa):
     """The wrapped estimator at ``radius`` (``None``: the declared one) and ``kappa`` (``None``: the declared one)."""
-    chosen = {} if radius is None else {"ambiguity__radius": float(radius)}
-    if kappa is not None:
-        chosen["ambiguity__metric__label__kappa"] = float(kappa)
+    chosen = nested_choice(radius, kappa)
     estimator = cv_estimator._estimator_class(**cv_estimator._estimator_params())
     if chosen:
         estimator.ambiguity = cv_estimator._chosen_ambiguity(chosen)
@@ -324,10 +322,8 @@ def _refit(cv_estimator, X, y, sample_weight, parts, schema, classes) -> None:
     """The CV estimator fitted at the chosen radius and label cost on every row: on ``parts`` (bound with that label
     cost) when given, else bound again (:meth:`DROClassifier.fit` on Dask)."""
     from ..models.dask_fit import fit_bound_parts
-    chosen = {"ambiguity__radius": cv_estimator.radius_}
-    if cv_estimator.kappas is not None:
-        chosen["ambiguity__metric__label__kappa"] = cv_estimator.kappa_
-    cv_estimator._selected_ambiguity = cv_estimator._chosen_ambiguity(chosen)
+    kappa = cv_estimator.kappa_ if cv_estimator.kappas is not None else None
+    cv_estimator._selected_ambiguity = cv_estimator._chosen_ambiguity(nested_choice(cv_estimator.radius_, kappa))
     try:
         if parts is None:
             cv_estimator._estimator_class.fit(cv_estimator, X, y, sample_weight=sample_weight)

@@ -39,6 +39,15 @@ CONVENIENCE_KEYS = {"radius": "ambiguity__radius", "theta": "ambiguity__radius",
 Grid = Union[Mapping[str, Sequence], Sequence[Mapping[str, Sequence]]]
 
 
+def nested_choice(radius=None, kappa=None) -> Dict[str, float]:
+    """The ``set_params`` names of a chosen radius and label cost (``None``: not chosen), e.g.
+    ``{"ambiguity__radius": 0.1, "ambiguity__metric__label__kappa": 1.0}``."""
+    chosen = {} if radius is None else {CONVENIENCE_KEYS["radius"]: float(radius)}
+    if kappa is not None:
+        chosen[CONVENIENCE_KEYS["kappa"]] = float(kappa)
+    return chosen
+
+
 # ------------------------------------------------------------------------------------ validation
 def check_error_score(error_score):
     if isinstance(error_score, str) and error_score in ("nan", "raise"):
