@@ -52,6 +52,7 @@ docs: $(DOCS_STAMP)
 reproductions: $(STAMP)
 	$(BIN)/python -m reproductions.sun2025
 	$(BIN)/python -m reproductions.belbasi2023
+	$(BIN)/python -m reproductions.belbasi2023 --normalized-metric --losses logistic --out docs/results/belbasi2023-normalized
 	$(BIN)/python -m reproductions.selvi2022
 	$(BIN)/python -m reproductions.freshness --mark
 
