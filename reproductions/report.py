@@ -50,6 +50,34 @@ def preset_row(cfg, presets: Mapping[str, Mapping[str, object]], label: str, key
     return [label, fmt(getattr(cfg, key)), fmt(presets["default"][key]), fmt(presets["full"][key])]
 
 
+def grid_points(cfg) -> int:
+    """The CV candidates of one (data set, split): over the models of ``cfg.GRIDS``, the product of their grids'
+    lengths (1 for a model without hyper-parameters)."""
+    return sum(int(np.prod([len(getattr(cfg, name)) for name in grids.values()])) for grids in cfg.GRIDS.values())
+
+
+def full_protocol_scale(cfg, full, fits: Optional[Callable[[object], float]] = None) -> float:
+    """How many times this run's fits the paper's protocol makes: ``full`` is the configuration of ``--full``
+    (the paper's parser, with this run's data sets); ``fits(c)`` counts a configuration's fits (default: data sets x
+    splits x folds x :func:`grid_points`)."""
+    count = fits or (lambda c: len(c.datasets) * c.splits * c.folds * grid_points(c))
+    return count(full) / max(count(cfg), 1)
+
+
+def full_protocol_note(package: str, cfg, scale: float, seconds: float, more_rows: bool) -> str:
+    """The sentence under a report's Sizes table: which preset the report comes from and, when not the paper's,
+    what the paper's protocol would cost at this run's pace (``scale``: :func:`full_protocol_scale`; a lower bound
+    when ``more_rows``: its fits see all rows) and how to run it on a Dask cluster, resumable."""
+    if cfg.preset == "full":
+        return "This report comes from the paper's protocol (`--full`)."
+    hours = scale * seconds / 3600
+    return (f"This report comes from the {cfg.preset} preset, not the paper's protocol: `--full` makes about "
+            f"{scale:,.0f}x as many fits{' on all rows instead of the row cap' if more_rows else ''}, "
+            f"{'at least ' if more_rows else 'about '}{hours:,.0f} h at this run's pace on its machine "
+            f"({seconds / 60:.0f} min here). It runs on a Dask cluster and resumes after an interruption: "
+            f"`python -m {package} --full --backend dask --scheduler ADDRESS --resume`.")
+
+
 def section(title: str, *blocks: str) -> List[str]:
     """The lines of a report section: ``## title``, then each block, each followed by a blank line."""
     return [f"## {title}", ""] + [line for block in blocks for line in (block, "")]

@@ -28,6 +28,7 @@ import drokit as dk
 import reproductions.selvi2022 as selvi2022
 from reproductions.protocol import TIE_TOL
 from reproductions.selvi2022 import protocol, report
+import reproductions.report as reproductions_report
 from reproductions.stats import one_sided_p
 from tests.example_scripts import timed_main
 
@@ -78,6 +79,18 @@ def test_render_only_rebuilds_the_report(run):
     before = run.readme.read_text()
     again = selvi2022.main(["--render-only", "--out", str(run.readme.parent)])
     assert again.readme.read_text() == before
+
+
+def test_sizes_say_what_the_full_protocol_costs(run):
+    """This run: 1 data set x 1 split x 2 folds x 19 candidates (LR 1, r-LR 2, DRO 2 x 2, r-DRO 2 x 2 x 2, MT 2 x 2);
+    ``--full``: 100 splits x 5 folds x 86 (LR 1, r-LR 7, DRO 7 x 2, r-DRO 5 x 5 x 2, MT 7 x 2), all rows."""
+    readme = run.readme.read_text()
+    scale = 100 * 5 * 86 / (1 * 2 * 19)
+    assert f"`--full` makes about {scale:,.0f}x as many fits on all rows instead of the row cap, at least " in readme
+    assert "`python -m reproductions.selvi2022 --full --backend dask --scheduler ADDRESS --resume`" in readme
+    cfg = protocol.parse_args(["--full"])
+    assert reproductions_report.full_protocol_note("x", cfg, 1.0, 60.0, True) == \
+        "This report comes from the paper's protocol (`--full`)."
 
 
 def test_lr_error_recomputed(run):

@@ -3,6 +3,8 @@ protocol header, and the report files (``--render-only`` too)."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from pathlib import Path
 from typing import List, Sequence
 
@@ -11,13 +13,13 @@ import pandas as pd
 
 from reproductions.belbasi2023.comparison import comparison_section, finished, significance_marks, verdict_section
 from reproductions.belbasi2023.models import PHASE_ONE_MIN_RADIUS
-from reproductions.belbasi2023.protocol import (LABEL, LOSS_LABEL, LOSSES, MODEL_SPEC, MODELS, NOT_SHIPPED,
+from reproductions.belbasi2023.protocol import (parse_args, LABEL, LOSS_LABEL, LOSSES, MODEL_SPEC, MODELS, NOT_SHIPPED,
                                                 PAPER_ALPHAS, PAPER_RADII, PRESETS, REGRESSION_SETS, TABLE_NUMBER,
                                                 VARIANT_LABEL, VARIANTS, Config, VariantRun)
 from reproductions.belbasi2023.published import PUBLISHED, PUBLISHED_SIZES, Published
 from reproductions.protocol import CP_OPTIONS
-from reproductions.report import (finish_report, fmt_pct, listed, md_table, most_frequent, open_report, run_facts,
-                                  section)
+from reproductions.report import (finish_report, fmt_pct, full_protocol_note, full_protocol_scale, listed, md_table,
+                                  most_frequent, open_report, run_facts, section)
 from reproductions.report import preset_row as common_preset_row
 from reproductions.stats import standard_errors
 
@@ -185,6 +187,13 @@ def data_table(runs: Sequence[VariantRun]) -> str:
     return md_table(["data set", "N", "M_x", "M_z", "K", "paper (N, M_x, M_z, K)", "difference"], rows, "lrrrrll")
 
 
+def full_protocol(cfg: Config) -> Config:
+    """The paper's protocol (``--full``, every grid the authors'), on this run's data sets, losses, variants and
+    ground metric."""
+    return dataclasses.replace(parse_args(["--full"]), datasets=cfg.datasets, losses=cfg.losses,
+                               variants=cfg.variants, normalized=cfg.normalized)
+
+
 def header(cfg: Config, runs: Sequence[VariantRun], seconds: float) -> str:
     """Title, run facts, sizes and the numbered protocol with every assumption."""
     cp_text = {
@@ -217,6 +226,8 @@ a random half; hyper-parameters by cross-validation). Spec: `belbasi2023-selvi20
 ## Sizes
 
 {sizes_section(cfg)}
+
+{full_protocol_note(__package__, cfg, full_protocol_scale(cfg, full_protocol(cfg)), seconds, cfg.max_rows > 0)}
 
 ## Data
 

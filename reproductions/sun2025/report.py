@@ -7,11 +7,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import List, Optional, Sequence
 
-from reproductions.report import kept_discussion, md_table
+from reproductions.report import full_protocol_note, full_protocol_scale, kept_discussion, md_table
 from reproductions.sun2025.statistics import verdict_section as statistics_section
 from reproductions.runtime import cpu_count
 from reproductions.runtime import versions as common_versions
-from reproductions.sun2025.protocol import LASSO_LAMBDAS, PRESETS, UNIT_RADII, Config, DatasetRun, Selected
+from reproductions.sun2025.protocol import (LASSO_LAMBDAS, PRESETS, UNIT_RADII, Config, DatasetRun, Selected,
+                                            parse_args)
 from reproductions.sun2025.tables import (cv_frame, dataset_section, failures, per_set_frame, relative_frame,
                                           runtime_section, summary_frame, summary_section, unexpected_verdict,
                                           verdict_section)
@@ -56,6 +57,13 @@ def versions() -> str:
     return common_versions(extra=("matplotlib",))
 
 
+def cv_fits(cfg: Config) -> int:
+    """The CV fits of a run: per (data set, rho mean, weights) every fold of the weighted model's theta grid, the
+    unit model's radii and the lasso's lambdas (the perturbed sets' evaluation scales with ``n_sets`` besides)."""
+    return len(cfg.datasets) * len(cfg.rho_means) * len(cfg.weights) * cfg.folds * \
+        (len(cfg.thetas) + len(cfg.radii) + len(cfg.lambdas))
+
+
 def header(cfg: Config, seconds: float) -> str:
     """Title, run facts and the exact protocol with every assumption."""
     scen = ("expected + the paper's 7 unexpected (rho offset -0.2, -0.1, +0.1; jitter 0.05, 0.1, 0.15, 0.2)"
@@ -98,6 +106,8 @@ worst-case calibration error and up to 18.02% / 48.37% higher average / worst-ca
 ## Sizes
 
 {sizes}
+
+{full_protocol_note(__package__, cfg, full_protocol_scale(cfg, parse_args(["--full"]), cv_fits), seconds, False)}
 
 ## Protocol
 
