@@ -43,7 +43,7 @@ LOSSES = ("hinge", "smooth_hinge")
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
-    """The tiny run of the module docstring; ``run.wall`` is its wall-clock time in seconds."""
+    """The tiny run of the module docstring."""
     return timed_main(belbasi2023, ARGS, tmp_path_factory.mktemp("belbasi2023"))
 
 
@@ -60,7 +60,6 @@ def _errors(run) -> pd.DataFrame:
 
 def test_report_and_tables(run):
     out = run.readme.parent
-    assert run.wall < 20
     assert [r.variant for r in run.runs] == ["full", "half"] and not any(r.error for r in run.runs)
     for name in ("README.md", "errors.csv", "cv.csv", "run.json"):
         assert (out / name).is_file() and (out / name).stat().st_size > 0

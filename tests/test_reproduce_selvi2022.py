@@ -51,7 +51,6 @@ def _rows(readme: str, first_cell: str) -> list:
 
 def test_report_and_table(run):
     out = run.readme.parent
-    assert run.wall < 20
     assert not run.runs[0].error, run.runs[0].error
     for name in ("README.md", "errors.csv", "cv.csv", "run.json"):
         assert (out / name).is_file() and (out / name).stat().st_size > 0
