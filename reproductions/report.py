@@ -7,6 +7,7 @@ A report is ``<out>/README.md`` next to the published numbers with ``errors.csv`
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections import Counter
@@ -56,10 +57,16 @@ def grid_points(cfg) -> int:
     return sum(int(np.prod([len(getattr(cfg, name)) for name in grids.values()])) for grids in cfg.GRIDS.values())
 
 
+def paper_protocol(cfg, parse_args: Callable[[Sequence[str]], object], keep: Sequence[str] = ("datasets",)):
+    """The configuration of the paper's protocol: ``--full`` read by the reproduction's own ``parse_args``, with
+    this run's fields ``keep`` (what is reproduced -- data sets, losses, variants -- not how large the protocol is)."""
+    return dataclasses.replace(parse_args(["--full"]), **{name: getattr(cfg, name) for name in keep})
+
+
 def full_protocol_scale(cfg, full, fits: Optional[Callable[[object], float]] = None) -> float:
-    """How many times this run's fits the paper's protocol makes: ``full`` is the configuration of ``--full``
-    (the paper's parser, with this run's data sets); ``fits(c)`` counts a configuration's fits (default: data sets x
-    splits x folds x :func:`grid_points`)."""
+    """How many times this run's fits the paper's protocol makes: ``full`` is its configuration
+    (:func:`paper_protocol`); ``fits(c)`` counts a configuration's fits (default: data sets x splits x folds x
+    :func:`grid_points`)."""
     count = fits or (lambda c: len(c.datasets) * c.splits * c.folds * grid_points(c))
     return count(full) / max(count(cfg), 1)
 

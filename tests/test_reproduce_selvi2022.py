@@ -212,7 +212,6 @@ def test_dask_backend_and_resume_give_the_same_errors(run, tmp_path, monkeypatch
     crashed after its data set finished is resumed (``--resume``) from the saved data set without fitting again,
     with the same errors."""
     pytest.importorskip("distributed")
-    import reproductions.report as report_module
     expected = pd.read_csv(run.readme.parent / "errors.csv")
     on_dask = timed_main(selvi2022, [*ARGS[:-5], "--n-jobs", "2", "--backend", "dask", "--seed", "7", "--quiet"],
                          tmp_path / "dask")
@@ -222,7 +221,7 @@ def test_dask_backend_and_resume_give_the_same_errors(run, tmp_path, monkeypatch
     def crash(*args, **kwargs):
         raise KeyboardInterrupt("the report was not written")
     with monkeypatch.context() as m:
-        m.setattr(report_module, "record_provenance", crash)
+        m.setattr(reproductions_report, "record_provenance", crash)
         with pytest.raises(KeyboardInterrupt):
             timed_main(selvi2022, ARGS, tmp_path / "resumed")
     assert (tmp_path / "resumed" / "partial" / "hayes-roth.pkl").is_file()

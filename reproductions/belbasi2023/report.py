@@ -3,8 +3,6 @@ protocol header, and the report files (``--render-only`` too)."""
 
 from __future__ import annotations
 
-import dataclasses
-
 from pathlib import Path
 from typing import List, Sequence
 
@@ -13,13 +11,13 @@ import pandas as pd
 
 from reproductions.belbasi2023.comparison import comparison_section, finished, significance_marks, verdict_section
 from reproductions.belbasi2023.models import PHASE_ONE_MIN_RADIUS
-from reproductions.belbasi2023.protocol import (parse_args, LABEL, LOSS_LABEL, LOSSES, MODEL_SPEC, MODELS, NOT_SHIPPED,
+from reproductions.belbasi2023.protocol import (LABEL, LOSS_LABEL, LOSSES, MODEL_SPEC, MODELS, NOT_SHIPPED,
                                                 PAPER_ALPHAS, PAPER_RADII, PRESETS, REGRESSION_SETS, TABLE_NUMBER,
-                                                VARIANT_LABEL, VARIANTS, Config, VariantRun)
+                                                VARIANT_LABEL, VARIANTS, Config, VariantRun, parse_args)
 from reproductions.belbasi2023.published import PUBLISHED, PUBLISHED_SIZES, Published
 from reproductions.protocol import CP_OPTIONS
 from reproductions.report import (finish_report, fmt_pct, full_protocol_note, full_protocol_scale, listed, md_table,
-                                  most_frequent, open_report, run_facts, section)
+                                  most_frequent, open_report, paper_protocol, run_facts, section)
 from reproductions.report import preset_row as common_preset_row
 from reproductions.stats import standard_errors
 
@@ -187,11 +185,8 @@ def data_table(runs: Sequence[VariantRun]) -> str:
     return md_table(["data set", "N", "M_x", "M_z", "K", "paper (N, M_x, M_z, K)", "difference"], rows, "lrrrrll")
 
 
-def full_protocol(cfg: Config) -> Config:
-    """The paper's protocol (``--full``, every grid the authors'), on this run's data sets, losses, variants and
-    ground metric."""
-    return dataclasses.replace(parse_args(["--full"]), datasets=cfg.datasets, losses=cfg.losses,
-                               variants=cfg.variants, normalized=cfg.normalized)
+#: what a run reproduces (kept in the paper's protocol it is compared with): data sets, losses, variants, metric
+FULL_PROTOCOL_KEEPS = ("datasets", "losses", "variants", "normalized")
 
 
 def header(cfg: Config, runs: Sequence[VariantRun], seconds: float) -> str:
@@ -210,6 +205,8 @@ def header(cfg: Config, runs: Sequence[VariantRun], seconds: float) -> str:
               "`GroundMetric(...).scaled(1 / (K + M_x + κ))`" if cfg.normalized else
               "**as printed** (not normalized; belbasi2023's code is not public, the sister paper's code divides "
               "by K + M_x + κ: `--normalized-metric`)")
+    scale = full_protocol_scale(cfg, paper_protocol(cfg, parse_args, FULL_PROTOCOL_KEEPS))
+    full_note = full_protocol_note(__package__, cfg, scale, seconds, cfg.max_rows > 0)
     return f"""# belbasi2023 reproduction: Tables 2–4 (classification on mixed-feature UCI data)
 
 {run_facts(__package__, cfg, seconds)}
@@ -227,7 +224,7 @@ a random half; hyper-parameters by cross-validation). Spec: `belbasi2023-selvi20
 
 {sizes_section(cfg)}
 
-{full_protocol_note(__package__, cfg, full_protocol_scale(cfg, full_protocol(cfg)), seconds, cfg.max_rows > 0)}
+{full_note}
 
 ## Data
 

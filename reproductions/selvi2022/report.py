@@ -3,8 +3,6 @@ table next to the published one, the computed comparison, and the report files (
 
 from __future__ import annotations
 
-import dataclasses
-
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,11 +13,11 @@ import pandas as pd
 
 from reproductions.protocol import CONFIGURATION_CUTS_MAX_FEATURES, CP_OPTIONS
 from reproductions.report import (finish_report, fmt_pct, full_protocol_note, full_protocol_scale, listed, md_table,
-                                  most_frequent, open_report, run_facts, section)
+                                  most_frequent, open_report, paper_protocol, run_facts, section)
 from reproductions.report import preset_row as common_preset_row
-from reproductions.selvi2022.protocol import (parse_args, BASELINE, GAMMA_SCALE, LABEL, MODEL_SPEC, MODELS, NOT_SHIPPED,
+from reproductions.selvi2022.protocol import (BASELINE, GAMMA_SCALE, LABEL, MODEL_SPEC, MODELS, NOT_SHIPPED,
                                               PAPER_GAMMAS, PAPER_NAME, PAPER_RADII, PRESETS, PROPOSED, Config,
-                                              DatasetRun)
+                                              DatasetRun, parse_args)
 from reproductions.stats import ALPHA, one_sided_p, standard_errors
 from reproductions.verdicts import ClaimTest, family, render
 
@@ -312,11 +310,6 @@ def status_lines(runs: Sequence[DatasetRun]) -> List[str]:
     return out
 
 
-def full_protocol(cfg: Config) -> Config:
-    """The paper's protocol (``--full``, every grid the authors'), on this run's data sets."""
-    return dataclasses.replace(parse_args(["--full"]), datasets=cfg.datasets)
-
-
 def header(cfg: Config, seconds: float) -> str:
     def preset_row(label, key, fmt=str):
         return common_preset_row(cfg, PRESETS, label, key, fmt)
@@ -335,6 +328,8 @@ def header(cfg: Config, seconds: float) -> str:
                f"these data, same certified optimum up to the gap tolerance, before drokit ran phase 1 on one "
                f"BLAS thread; since then the two are on a par: see the script's docstring)."
                if cfg.fast_cp else "drokit's default cutting-plane options (`--drokit-cp-defaults`).")
+    scale = full_protocol_scale(cfg, paper_protocol(cfg, parse_args))
+    full_note = full_protocol_note(__package__, cfg, scale, seconds, cfg.max_rows > 0)
     return f"""# selvi2022 reproduction: Table 1 (categorical-only UCI data)
 
 {run_facts(__package__, cfg, seconds)}
@@ -347,7 +342,7 @@ radius and lasso weight chosen by 5-fold CV). Spec: `belbasi2023-selvi2022-mixed
 
 {sizes}
 
-{full_protocol_note(__package__, cfg, full_protocol_scale(cfg, full_protocol(cfg)), seconds, cfg.max_rows > 0)}
+{full_note}
 
 ## Protocol
 
